@@ -1,0 +1,58 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Build the guest userspace: busybox, bash (ftracetest needs it), the
+# kselftests of scripts/kselftests.list linked statically, ftracetest,
+# and the init scripts of scripts/guest/.  Output: $OBJ/initramfs.cpio.gz
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+[ -x /bin/busybox ] || die "busybox-static is missing; run scripts/deps.sh"
+[ -x /bin/bash-static ] || die "bash-static is missing; run scripts/deps.sh"
+[ -d "$OBJ/usr/include" ] || die "no exported headers in $OBJ; build the kernel first"
+
+root=$BUILD/initramfs-$FLAVOUR
+rm -rf "$root"
+mkdir -p "$root"/{bin,sbin,usr/bin,usr/sbin,etc,proc,sys,dev,tmp,root,tests,selftests}
+
+cp /bin/busybox "$root/bin/busybox"
+for applet in $(/bin/busybox --list); do
+	[ -e "$root/bin/$applet" ] || ln -s busybox "$root/bin/$applet"
+done
+rm -f "$root/bin/bash"
+cp /bin/bash-static "$root/bin/bash"
+printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/:/bin/false\n' > "$root/etc/passwd"
+printf 'root:x:0:\nnogroup:x:65534:\n' > "$root/etc/group"
+
+install -m 0755 "$TOP/scripts/guest/init" "$root/init"
+install -m 0755 "$TOP/scripts/guest/demo.sh" "$root/tests/demo.sh"
+install -m 0644 "$TOP/scripts/guest/lib.sh" "$root/tests/lib.sh"
+grep -v '^#' "$TOP/scripts/guest/plan" > "$root/tests/plan"
+
+# Static binaries: the guest has no libc, and a static 32-bit program
+# runs on the 64-bit kernel through ia32 emulation as it is.
+say "building kselftests"
+mkdir -p "$LOGS"
+while read -r dir progs; do
+	case $dir in ''|'#'*) continue ;; esac
+	out=$BUILD/selftests/$dir
+	mkdir -p "$out"
+	targets=$(for p in $progs; do printf '%s/%s ' "$out" "$p"; done)
+	# shellcheck disable=SC2086
+	if ! make -C "$SRC/tools/testing/selftests/$dir" OUTPUT="$out" \
+		KHDR_INCLUDES="-isystem $OBJ/usr/include" CC="gcc -static" \
+		$targets > "$LOGS/selftests-$dir.log" 2>&1; then
+		tail -n 30 "$LOGS/selftests-$dir.log" >&2
+		die "building selftests/$dir failed"
+	fi
+	mkdir -p "$root/selftests/$dir"
+	for p in $progs; do
+		install -m 0755 "$out/$p" "$root/selftests/$dir/$p"
+	done
+done < "$TOP/scripts/kselftests.list"
+
+rsync -a "$SRC/tools/testing/selftests/ftrace/" "$root/selftests/ftrace/"
+
+(cd "$root" && find . -print0 | LC_ALL=C sort -z |
+	cpio --null -o -H newc --owner=0:0 --quiet) | gzip -1 > "$OBJ/initramfs.cpio.gz.new"
+mv "$OBJ/initramfs.cpio.gz.new" "$OBJ/initramfs.cpio.gz"
+say "initramfs: $OBJ/initramfs.cpio.gz ($(du -h "$OBJ/initramfs.cpio.gz" | cut -f1))"

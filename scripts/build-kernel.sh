@@ -1,0 +1,50 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Configure (when a fragment changed) and build the guest kernel and the
+# exported uapi headers.  kbuild itself decides what to rebuild.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+fragments=("$TOP/scripts/guest.config")
+if [ "$FLAVOUR" = debug ]; then
+	fragments+=("$SRC/kernel/configs/x86_debug.config" "$TOP/scripts/guest-debug.config")
+fi
+
+mkdir -p "$OBJ" "$LOGS"
+want=$(cat "${fragments[@]}" "$BUILD/base-version" | sha256sum | cut -d' ' -f1)
+if [ ! -f "$OBJ/.config" ] || [ "$(cat "$OBJ/.fragments" 2>/dev/null)" != "$want" ]; then
+	say "configuring $FLAVOUR kernel"
+	kmake tinyconfig > "$LOGS/config.log"
+	"$SRC/scripts/kconfig/merge_config.sh" -m -O "$OBJ" "$OBJ/.config" \
+		"${fragments[@]}" >> "$LOGS/config.log"
+	kmake olddefconfig >> "$LOGS/config.log"
+	# Every value a fragment asks for must have stuck: a silently
+	# dropped option would make a test vanish instead of fail.
+	bad=0
+	while IFS= read -r line; do
+		key=${line%%=*}
+		val=${line#*=}
+		if [ "$val" = n ]; then
+			grep -q "^$key=" "$OBJ/.config" || continue
+		else
+			grep -qxF "$line" "$OBJ/.config" && continue
+		fi
+		warn "config: asked for $line, got '$(grep "^$key=" "$OBJ/.config" || echo unset)'"
+		bad=1
+	done < <(cat "${fragments[@]}" | grep -E '^CONFIG_[A-Z0-9_]+=')
+	[ "$bad" = 0 ] || die "config fragments do not hold; see the lines above"
+	printf '%s\n' "$want" > "$OBJ/.fragments"
+fi
+
+say "building $FLAVOUR kernel (log: $LOGS/build.log)"
+start=$(date +%s)
+if ! kmake bzImage > "$LOGS/build.log" 2>&1; then
+	grep -E 'error|Error' "$LOGS/build.log" | head -n 40 >&2
+	die "kernel build failed; see $LOGS/build.log"
+fi
+kmake headers_install >> "$LOGS/build.log" 2>&1 || die "headers_install failed"
+# Warnings in our files are errors: the series must build clean.
+if grep -E '(warning|error):' "$LOGS/build.log" | grep -F -f <(overlay_files | sed 's|.*/||' | grep -E '\.[ch]$' || echo @none@) >&2; then
+	die "the build warns in files of the series"
+fi
+say "kernel built in $(($(date +%s) - start)) s: $OBJ/arch/x86/boot/bzImage"

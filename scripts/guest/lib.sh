@@ -1,0 +1,134 @@
+# SPDX-License-Identifier: GPL-2.0
+# Helpers for the guest init: run each kind of test and report one
+# "@@ RESULT <suite> <PASS|FAIL|SKIP> <case> [# reason]" line per case.
+
+report() {
+	echo "@@ $*" >&3
+}
+
+result() { # suite status case [reason]
+	if [ -n "$4" ]; then
+		report "RESULT $1 $2 $3 # $4"
+	else
+		report "RESULT $1 $2 $3"
+	fi
+}
+
+# Turn the top-level (K)TAP "ok"/"not ok" lines of $2 into results of
+# suite $1.  Prints how many it found.
+tap_results() { # suite file indent
+	awk -v suite="$1" -v indent="$3" '
+	function emit(status, rest,    name, reason) {
+		reason = ""
+		if (match(rest, /[ \t]*#.*/)) {
+			reason = substr(rest, RSTART, RLENGTH)
+			rest = substr(rest, 1, RSTART - 1)
+			sub(/^[ \t]*#[ \t]*/, "", reason)
+		}
+		sub(/^[0-9]+[ \t]*(-[ \t]*)?/, "", rest)
+		gsub(/[ \t]+/, "_", rest)
+		if (rest == "")
+			rest = "case" n
+		if (status == "PASS" && reason ~ /^(SKIP|skip)/)
+			status = "SKIP"
+		if (reason != "")
+			printf "@@ RESULT %s %s %s # %s\n", suite, status, rest, reason
+		else
+			printf "@@ RESULT %s %s %s\n", suite, status, rest
+		n++
+	}
+	{
+		line = $0
+		lead = match(line, /[^ ]/) - 1
+		if (lead != indent)
+			next
+		line = substr(line, lead + 1)
+		if (line ~ /^not ok /)
+			emit("FAIL", substr(line, 8))
+		else if (line ~ /^ok /)
+			emit("PASS", substr(line, 4))
+	}
+	END { exit n == 0 }
+	' "$2" >&3
+}
+
+# KUnit suites run at boot; their KTAP results are in debugfs.  A suite
+# named in the plan that did not run is a failure, not a silent pass.
+run_kunit() { # suite
+	f=/sys/kernel/debug/kunit/$1/results
+	if [ ! -f "$f" ]; then
+		result "kunit:$1" FAIL suite-missing "not built into this kernel"
+		return
+	fi
+	echo "### kunit $1"
+	cat "$f"
+	tap_results "kunit:$1" "$f" 4 ||
+		result "kunit:$1" FAIL no-cases "the suite reported no cases"
+}
+
+# A kselftest program: TAP on stdout, exit 0 pass, 4 skip, else fail.
+run_kselftest() { # suite program timeout
+	out=/tmp/out.$$
+	echo "### kselftest $1 $2"
+	(cd "$(dirname "$2")" && timeout "$3" "./$(basename "$2")") > "$out" 2>&1
+	rc=$?
+	cat "$out"
+	name=$(basename "$2")
+	if tap_results "$1" "$out" 0; then
+		if grep -q '^not ok ' "$out"; then
+			:
+		elif [ "$rc" = 4 ]; then
+			:
+		elif [ "$rc" != 0 ]; then
+			result "$1" FAIL "$name" "exit status $rc although no case failed"
+		fi
+	else
+		case $rc in
+		0) result "$1" PASS "$name" ;;
+		4) result "$1" SKIP "$name" "$(grep -m1 -i 'skip' "$out" | sed 's/^[# ]*//')" ;;
+		124|137|143) result "$1" FAIL "$name" "timed out after $3 s" ;;
+		*) result "$1" FAIL "$name" "exit status $rc" ;;
+		esac
+	fi
+	rm -f "$out"
+}
+
+# ftracetest cases, one per .tc file, in KTAP mode.
+run_ftracetest() { # suite testfile timeout
+	out=/tmp/out.$$
+	echo "### ftracetest $2"
+	(cd /selftests/ftrace && timeout "$3" ./ftracetest -K -vv "$2") > "$out" 2>&1
+	rc=$?
+	cat "$out"
+	tap_results "$1" "$out" 0 ||
+		result "$1" FAIL "$(basename "$2")" "ftracetest reported nothing (exit $rc)"
+	rm -f "$out"
+}
+
+# /tests/plan: one test per line, "kunit SUITE", "kselftest SUITE PATH
+# TIMEOUT" or "ftracetest SUITE FILE TIMEOUT".
+run_plan() { # plan
+	while read -r kind a b c; do
+		case $kind in
+		''|'#'*) continue ;;
+		kunit) run_kunit "$a" ;;
+		kselftest) run_kselftest "$a" "$b" "$c" ;;
+		ftracetest) run_ftracetest "$a" "$b" "$c" ;;
+		*) result plan FAIL "$kind" "unknown test kind in plan" ;;
+		esac
+	done < "$1"
+}
+
+finish() {
+	if [ -f /sys/kernel/debug/kmemleak ]; then
+		# Two scans: kmemleak reports only objects unreferenced twice.
+		echo scan > /sys/kernel/debug/kmemleak
+		sleep 1
+		echo scan > /sys/kernel/debug/kmemleak
+		cat /sys/kernel/debug/kmemleak
+	fi
+	report DONE
+	sync
+	# With -no-reboot QEMU exits instead of resetting.
+	reboot -f
+}

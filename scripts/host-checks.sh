@@ -1,0 +1,95 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Checks that run on the host, reported like guest results in
+# $LOGS/results-host.log:
+#   checkpatch --strict on every file and patch of ours,
+#   kernel-doc -Wall on our C sources and headers,
+#   the exported uapi headers compiled by a 32- and a 64-bit compiler.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+out=$LOGS/results-host.log
+mkdir -p "$LOGS"
+: > "$out"
+result() { # suite status case [reason]
+	if [ -n "${4:-}" ]; then
+		echo "@@ RESULT $1 $2 $3 # $4" >> "$out"
+	else
+		echo "@@ RESULT $1 $2 $3" >> "$out"
+	fi
+}
+
+checkpatch() {
+	perl "$SRC/scripts/checkpatch.pl" --strict --no-summary --color=never \
+		--show-types "$@"
+}
+
+# One line of output at most per finding, for the summary.
+first_finding() {
+	grep -m1 -E '^(ERROR|WARNING|CHECK)' || true
+}
+
+overlay_files > "$BUILD/overlay.list"
+while read -r f; do
+	case $f in
+	*.c|*.h|*.rst|*.S|*/Kconfig*|*/Makefile|*.tc|*.sh|*.config)
+		;;
+	*)
+		continue
+		;;
+	esac
+	log=$(cd "$SRC" && checkpatch -f "$f" 2>&1) && rc=0 || rc=$?
+	if [ "$rc" = 0 ] && [ -z "$log" ]; then
+		result host:checkpatch PASS "$f"
+	else
+		printf '%s\n' "$log" > "$LOGS/checkpatch-$(echo "$f" | tr / _).log"
+		result host:checkpatch FAIL "$f" "$(printf '%s\n' "$log" | first_finding)"
+	fi
+done < "$BUILD/overlay.list"
+
+while read -r p; do
+	log=$(cd "$SRC" && checkpatch "$TOP/patches/$p" 2>&1) && rc=0 || rc=$?
+	if [ "$rc" = 0 ] && [ -z "$log" ]; then
+		result host:checkpatch PASS "patches/$p"
+	else
+		printf '%s\n' "$log" > "$LOGS/checkpatch-$p.log"
+		result host:checkpatch FAIL "patches/$p" "$(printf '%s\n' "$log" | first_finding)"
+	fi
+done < <(series_patches)
+
+while read -r f; do
+	case $f in *.c|*.h) ;; *) continue ;; esac
+	log=$(cd "$SRC" && perl scripts/kernel-doc -none -Wall "$f" 2>&1) || true
+	if [ -z "$log" ]; then
+		result host:kernel-doc PASS "$f"
+	else
+		result host:kernel-doc FAIL "$f" "$(printf '%s\n' "$log" | head -n 1)"
+	fi
+done < "$BUILD/overlay.list"
+
+# uapi: the headers the series adds or edits, and the ABI it builds on.
+uapi=$( {
+	grep -E '^(include/uapi|arch/x86/include/uapi)/.*\.h$' "$BUILD/overlay.list" || true
+	while read -r p; do
+		sed -n 's|^+++ b/\(.*include/uapi/.*\.h\).*|\1|p' "$TOP/patches/$p"
+	done < <(series_patches)
+	echo arch/x86/include/uapi/asm/ptrace-abi.h
+	echo arch/x86/include/uapi/asm/ptrace.h
+	echo arch/x86/include/uapi/asm/debugreg.h
+	echo include/uapi/linux/perf_event.h
+	echo include/uapi/linux/hw_breakpoint.h
+} | sed -e 's|^include/uapi/||' -e 's|^arch/x86/include/uapi/||' | sort -u)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+for h in $uapi; do
+	for bits in 32 64; do
+		printf '#include <%s>\n' "$h" > "$tmp/t.c"
+		if log=$(gcc -m$bits -std=c99 -Wall -Werror -fsyntax-only \
+			-isystem "$OBJ/usr/include" "$tmp/t.c" 2>&1); then
+			result host:uapi-headers PASS "$h:m$bits"
+		else
+			result host:uapi-headers FAIL "$h:m$bits" "$(printf '%s\n' "$log" | grep -m1 error)"
+		fi
+	done
+done
+say "host checks: $(grep -c ' PASS ' "$out") passed, $(grep -c ' FAIL ' "$out") failed"

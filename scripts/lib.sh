@@ -1,0 +1,60 @@
+# SPDX-License-Identifier: GPL-2.0
+# Shared settings for the harness scripts; sourced, never run.
+
+TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BUILD=${BUILD:-$TOP/build}
+
+# The base this series was last tested on.  deps.sh falls back to the
+# newest 6.12 with a warning when Debian no longer serves this one.
+LINUX_PKG=linux-source-6.12
+LINUX_PKG_VERSION=6.12.117-1~deb12u1
+LINUX_TARBALL=/usr/src/linux-source-6.12.tar.xz
+
+# Top-level directories of ours that are laid over the kernel tree.
+# scripts/ and Makefile at our root are the harness, not kernel files.
+OVERLAY_DIRS="arch block Documentation drivers fs include init kernel lib mm samples security tools virt"
+
+SRC=$BUILD/linux
+if [ "${DEBUG:-0}" = 1 ]; then
+	OBJ=$BUILD/obj-debug
+	FLAVOUR=debug
+else
+	OBJ=$BUILD/obj
+	FLAVOUR=normal
+fi
+LOGS=$BUILD/logs/$FLAVOUR
+
+# Fixed build identity, so ccache hits across clones and rebuilds.
+export KBUILD_BUILD_TIMESTAMP="2024-11-17 00:00:00 UTC"
+export KBUILD_BUILD_USER=dbgtrace
+export KBUILD_BUILD_HOST=qemu
+export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$(dirname "$TOP")}
+export CCACHE_DIR=${CCACHE_DIR:-$HOME/.cache/ccache}
+export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-5G}
+
+JOBS=${JOBS:-$(nproc)}
+
+say() { printf '==> %s\n' "$*" >&2; }
+warn() { printf 'WARNING: %s\n' "$*" >&2; }
+die() { printf 'ERROR: %s\n' "$*" >&2; exit 1; }
+
+# Files of ours that belong in the kernel tree: tracked ones plus new
+# files git does not ignore, so uncommitted work is built too.
+overlay_files() {
+	local d
+	(cd "$TOP" && for d in $OVERLAY_DIRS; do
+		if [ -d "$d" ]; then
+			git ls-files -co --exclude-standard -- "$d"
+		fi
+	done) | sort -u
+}
+
+# The patches of patches/series, in order, comments and blanks dropped.
+series_patches() {
+	[ -f "$TOP/patches/series" ] || return 0
+	sed -e 's/#.*//' -e 's/[[:space:]]*$//' "$TOP/patches/series" | grep -v '^$' || true
+}
+
+kmake() {
+	make -C "$SRC" O="$OBJ" -j"$JOBS" CC="ccache gcc" HOSTCC="ccache gcc" "$@"
+}

@@ -1,0 +1,59 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Lay the series over the base kernel in $BUILD/linux.
+#
+# The base is unpacked once per package version.  Each run builds the
+# wanted tree in a hard-linked staging copy (new files, patches, our
+# MAINTAINERS entries) and then copies only files whose content differs
+# into $BUILD/linux, so kbuild rebuilds exactly what changed.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+version=$(dpkg-query -W -f='${Version}' "$LINUX_PKG" 2>/dev/null) ||
+	die "$LINUX_PKG is not installed; run scripts/deps.sh"
+base=$BUILD/base/$version
+if [ ! -f "$base/.unpacked" ]; then
+	say "unpacking $LINUX_PKG $version"
+	rm -rf "$base"
+	mkdir -p "$base"
+	tar -C "$base" -xf "$LINUX_TARBALL"
+	touch "$base/.unpacked"
+fi
+
+staging=$BUILD/staging
+rm -rf "$staging"
+cp -al "$base/linux-source-6.12" "$staging"
+
+# New files: rsync replaces each one by rename, breaking the hard link.
+overlay_files > "$BUILD/overlay.list"
+if [ -s "$BUILD/overlay.list" ]; then
+	rsync -r --files-from="$BUILD/overlay.list" "$TOP/" "$staging/"
+fi
+
+while read -r p; do
+	[ -f "$TOP/patches/$p" ] || die "patches/series names missing patch $p"
+	# Only the patch's header may lack hunks (a patch that only adds
+	# new files); patch(1) would call that garbage.
+	grep -q '^--- ' "$TOP/patches/$p" || continue
+	patch -d "$staging" -p1 -s -f --no-backup-if-mismatch \
+		-i "$TOP/patches/$p" || die "patch $p does not apply"
+done < <(series_patches)
+
+if [ -f "$TOP/MAINTAINERS" ]; then
+	cp "$staging/MAINTAINERS" "$staging/MAINTAINERS.new"
+	python3 "$TOP/scripts/merge-maintainers.py" "$staging/MAINTAINERS.new" "$TOP/MAINTAINERS"
+	mv "$staging/MAINTAINERS.new" "$staging/MAINTAINERS"
+fi
+
+# The base must not have been written through a hard link.
+if [ -n "$(find "$base/linux-source-6.12" -newer "$base/.unpacked" -type f -print -quit)" ]; then
+	die "base tree $base was modified; remove it and rerun"
+fi
+
+mkdir -p "$SRC"
+# No -t: a file whose content changed gets the current time, one whose
+# content did not keeps its old time and is not rebuilt.
+rsync -rlpc --delete "$staging/" "$SRC/"
+rm -rf "$staging"
+printf '%s\n' "$version" > "$BUILD/base-version"
+say "tree ready: $SRC ($version + $(series_patches | wc -l) patches, $(wc -l < "$BUILD/overlay.list") files)"

@@ -1,0 +1,127 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Export the series as `git format-patch` files with a cover letter into
+# $BUILD/series/, and checkpatch --strict every exported patch.
+#
+# A patch in patches/ is a mail: From:, Subject:, changelog, sign-offs,
+# "---", then "Adds: PATH" lines naming the new files of ours that the
+# patch adds (taken from our tree), then the diff of upstream files.
+# "Adds: MAINTAINERS" merges our MAINTAINERS entries at that patch.
+# Every file of ours must be added by exactly one patch.
+#
+# The commits are made in $BUILD/series-git, which series-check.sh uses.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+version=$(cat "$BUILD/base-version")
+repo=$BUILD/series-git
+out=$BUILD/series
+
+# Which file each patch adds; a file added twice or never is an error.
+overlay_files > "$BUILD/overlay.list"
+claims=$(while read -r p; do
+	sed -n 's/^Adds: *//p' "$TOP/patches/$p" | sed "s|^|$p |"
+done < <(series_patches))
+dups=$(printf '%s\n' "$claims" | awk 'NF { print $2 }' | sort | uniq -d)
+[ -z "$dups" ] || die "added by more than one patch: $dups"
+{
+	cat "$BUILD/overlay.list"
+	[ ! -f "$TOP/MAINTAINERS" ] || echo MAINTAINERS
+} > "$BUILD/ours.list"
+unclaimed=$(printf '%s\n' "$claims" | awk 'NF { print $2 }' | sort | comm -13 - "$BUILD/ours.list")
+[ -z "$unclaimed" ] || die "files of ours that no patch adds: $unclaimed"
+unknown=$(printf '%s\n' "$claims" | awk 'NF { print $2 }' | sort | comm -23 - "$BUILD/ours.list")
+[ -z "$unknown" ] || die "patches add files we do not have: $unknown"
+
+if [ ! -f "$repo/.base-$version" ]; then
+	say "creating $repo from $version (once)"
+	rm -rf "$repo"
+	mkdir -p "$repo"
+	tar -C "$repo" --strip-components=1 -xf "$LINUX_TARBALL"
+	git -C "$repo" init -q
+	git -C "$repo" add -A
+	git -C "$repo" -c user.name=base -c user.email=base@localhost \
+		commit -q -m "Linux $version ($LINUX_PKG)"
+	git -C "$repo" tag -f base > /dev/null
+	touch "$repo/.base-$version"
+	echo ".base-*" >> "$repo/.git/info/exclude"
+fi
+git -C "$repo" checkout -q -f -B series base
+git -C "$repo" clean -q -fdx -e '.base-*'
+
+export GIT_AUTHOR_DATE="2026-01-01T00:00:00Z" GIT_COMMITTER_DATE="2026-01-01T00:00:00Z"
+n=0
+while read -r p; do
+	src=$TOP/patches/$p
+	n=$((n + 1))
+	# The mail header and changelog, up to the "---" line.
+	from=$(sed -n '1,/^$/s/^From: *//p' "$src")
+	subject=$(sed -n '1,/^$/s/^Subject: *\(\[PATCH[^]]*\] *\)\{0,1\}//p' "$src")
+	[ -n "$from" ] && [ -n "$subject" ] || die "$p: no From: or Subject: header"
+	{
+		printf '%s\n\n' "$subject"
+		sed -n '/^$/,/^---$/p' "$src" | sed '1d;$d'
+	} > "$BUILD/series-msg"
+	while read -r f; do
+		if [ "$f" = MAINTAINERS ]; then
+			python3 "$TOP/scripts/merge-maintainers.py" "$repo/MAINTAINERS" "$TOP/MAINTAINERS"
+		else
+			mkdir -p "$repo/$(dirname "$f")"
+			cp "$TOP/$f" "$repo/$f"
+		fi
+	done < <(sed -n 's/^Adds: *//p' "$src")
+	if grep -q '^--- ' "$src"; then
+		git -C "$repo" apply --whitespace=nowarn "$src" || die "$p does not apply"
+	fi
+	git -C "$repo" add -A
+	git -C "$repo" -c user.name="${from% <*}" -c user.email="$(echo "$from" | sed 's/.*<\(.*\)>.*/\1/')" \
+		commit -q --author="$from" -F "$BUILD/series-msg" || die "$p: nothing to commit"
+done < <(series_patches)
+
+rm -rf "$out"
+mkdir -p "$out"
+if [ "$n" = 0 ]; then
+	say "the series is empty: nothing to export"
+	exit 0
+fi
+
+git -C "$repo" format-patch -q --cover-letter --base=base -o "$out" base..series
+cover=$(ls "$out"/0000-cover-letter.patch)
+title=$(sed -n '1p' "$TOP/patches/cover-letter")
+{
+	sed -n '3,$p' "$TOP/patches/cover-letter"
+	printf '\nBased on Linux %s (Debian %s).\n\nThe patches:\n\n' \
+		"$(sed -n 's/^VERSION = //p;s/^PATCHLEVEL = /./p;s/^SUBLEVEL = /./p' "$SRC/Makefile" | tr -d '\n')" \
+		"$LINUX_PKG $version"
+	i=0
+	while read -r p; do
+		i=$((i + 1))
+		s=$(sed -n '1,/^$/s/^Subject: *\(\[PATCH[^]]*\] *\)\{0,1\}//p' "$TOP/patches/$p")
+		# What it does: the first paragraph of the changelog's solution,
+		# which by convention is its last paragraph.
+		what=$(sed -n '/^$/,/^---$/p' "$TOP/patches/$p" | sed '1d;$d' |
+			grep -v -E '^(Signed-off-by|Reviewed-by|Acked-by|Tested-by|Cc):' |
+			awk 'BEGIN { RS = ""; } { last = $0 } END { print last }' | fmt -w 70 | sed 's/^/     /')
+		printf '  %d. %s\n%s\n\n' "$i" "$s" "$what"
+	done < <(series_patches)
+} > "$BUILD/cover-blurb"
+python3 - "$cover" "$title" "$BUILD/cover-blurb" <<'PY'
+import sys
+path, title, blurb = sys.argv[1], sys.argv[2], open(sys.argv[3]).read().rstrip("\n")
+text = open(path).read()
+text = text.replace("*** SUBJECT HERE ***", title).replace("*** BLURB HERE ***", blurb)
+open(path, "w").write(text)
+PY
+
+bad=0
+for f in "$out"/*.patch; do
+	case $f in */0000-cover-letter.patch) continue ;; esac
+	if ! (cd "$repo" && perl scripts/checkpatch.pl --strict --no-summary --terse "$f" > "$f.checkpatch" 2>&1) ||
+		[ -s "$f.checkpatch" ]; then
+		cat "$f.checkpatch" >&2
+		bad=1
+	fi
+	rm -f "$f.checkpatch"
+done
+[ "$bad" = 0 ] || die "checkpatch --strict is not clean on the exported series"
+say "series: $n patches and a cover letter in $out, checkpatch --strict clean"

@@ -1,0 +1,94 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Collect the verdicts of one `make check` and print them.
+
+Usage: summary.py LOGDIR
+
+Reads results-host.log, results-check.log and console-check.log from
+LOGDIR.  Prints a table per suite, every failure and skip with its
+reason, and last a line "N passed, N failed, N skipped".  Exits 1 on any
+failure, on a guest that did not finish, and on a kernel splat in the
+console log (a splat is a failure even when every test passed).
+"""
+import collections
+import os
+import re
+import sys
+
+RESULT = re.compile(r"^@@ RESULT (\S+) (PASS|FAIL|SKIP) (\S+)(?: # (.*))?$")
+
+# Kernel messages that mean something went wrong, whatever the tests say.
+SPLAT = re.compile(
+    r"(BUG:|WARNING:|KASAN:|UBSAN:|Kernel panic|Oops:|general protection fault"
+    r"|possible circular locking|possible recursive locking"
+    r"|inconsistent lock state|suspicious RCU usage|INFO: task .* blocked"
+    r"|DEBUG_LOCKS_WARN_ON|unreferenced object|soft lockup|hard LOCKUP"
+    r"|RCU detected stall|kernel BUG at|Call Trace:|unchecked MSR access)")
+# "[   12.345678] " and the optional "[    T1] " caller id before a message.
+PRINTK_PREFIX = re.compile(r"^(\[\s*\d+\.\d+\]\s*)?(\[\s*[TC]\d+\]\s*)?")
+
+
+def read(path):
+    try:
+        with open(path, errors="replace") as f:
+            return f.read().replace("\r", "").splitlines()
+    except FileNotFoundError:
+        return None
+
+
+def main():
+    logdir = sys.argv[1]
+    results = []
+    host = read(os.path.join(logdir, "results-host.log")) or []
+    guest = read(os.path.join(logdir, "results-check.log"))
+    console = read(os.path.join(logdir, "console-check.log")) or []
+
+    for line in host + (guest or []):
+        m = RESULT.match(line.strip())
+        if m:
+            results.append(m.groups())
+
+    finished = guest is not None and any(l.startswith("@@ DONE") for l in guest)
+    if guest is not None and any(l.startswith("@@ WATCHDOG") for l in guest):
+        results.append(("guest", "FAIL", "watchdog",
+                        "the guest was killed by the watchdog"))
+    if finished:
+        results.append(("guest", "PASS", "finished", None))
+    else:
+        results.append(("guest", "FAIL", "finished",
+                        "the guest did not report DONE; see console-check.log"))
+
+    splats = []
+    for line in console:
+        msg = PRINTK_PREFIX.sub("", line)
+        if SPLAT.search(msg):
+            splats.append(msg.strip())
+    if splats:
+        for s in splats[:20]:
+            results.append(("guest:dmesg", "FAIL", "splat", s))
+    else:
+        results.append(("guest:dmesg", "PASS", "no-splat", None))
+
+    suites = collections.OrderedDict()
+    for suite, status, case, reason in results:
+        suites.setdefault(suite, collections.Counter())[status] += 1
+
+    width = max([len(s) for s in suites] + [5])
+    print(f"\n{'suite':<{width}}  {'pass':>5} {'fail':>5} {'skip':>5}")
+    print("-" * (width + 19))
+    for suite, c in suites.items():
+        print(f"{suite:<{width}}  {c['PASS']:>5} {c['FAIL']:>5} {c['SKIP']:>5}")
+
+    notes = [r for r in results if r[1] != "PASS"]
+    if notes:
+        print()
+    for suite, status, case, reason in notes:
+        print(f"{status} {suite} {case}" + (f": {reason}" if reason else ""))
+
+    total = collections.Counter(r[1] for r in results)
+    print(f"\n{total['PASS']} passed, {total['FAIL']} failed, {total['SKIP']} skipped")
+    return 1 if total["FAIL"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
