@@ -272,13 +272,18 @@ static int ksym_add(const struct ksym_request *req)
 	w->len = req->len;
 	atomic64_set(&w->hits, 0);
 
-	if (ksym_active) {
-		err = ksym_install(w);
-		if (err) {
-			ksym_free_watch(w);
-			return err;
-		}
+	/*
+	 * Install the watch even when the tracer is not current, and take it
+	 * down again: what the breakpoint layer refuses (a full CPU, the data
+	 * of the entry code) is refused now, not when the tracer is selected.
+	 */
+	err = ksym_install(w);
+	if (err) {
+		ksym_free_watch(w);
+		return err;
 	}
+	if (!ksym_active)
+		ksym_uninstall(w);
 	return 0;
 }
 
@@ -418,12 +423,11 @@ static int ksym_parse(char *cmd, struct ksym_request *req)
 	if (!access)
 		return -EINVAL;
 	*access++ = '\0';
-	if (!strcmp(access, "---")) {
-		req->op = KSYM_REMOVE;
-	} else if (!strcmp(access, "r--")) {
-		/* Well formed, but x86 has no read-only data breakpoint. */
+	/* Well formed, but x86 has no read-only data breakpoint. */
+	if (!strcmp(access, "r--"))
 		return -EOPNOTSUPP;
-	} else {
+	req->op = KSYM_REMOVE;
+	if (strcmp(access, "---")) {
 		req->op = KSYM_ADD;
 		for (i = 0; i < ARRAY_SIZE(ksym_access); i++) {
 			if (!strcmp(access, ksym_access[i].str))
