@@ -565,7 +565,8 @@ static const struct file_operations ksym_filter_fops = {
 	.open		= ksym_filter_open,
 	.read		= seq_read,
 	.write		= ksym_filter_write,
-	.llseek		= seq_lseek,
+	/* Not seq_lseek(): a write-only open has no seq_file. */
+	.llseek		= tracing_lseek,
 	.release	= ksym_filter_release,
 };
 
