@@ -352,10 +352,16 @@ static int ksym_check_data(unsigned long addr, unsigned int len)
 	return -EINVAL;
 }
 
-/* The longest naturally aligned length of 8 at most that fits in @room. */
+/*
+ * The length of a data watch written without one: 4 bytes, the size of an
+ * int and the fixed length of the 2.6.32 ksym tracer, or less where 4 bytes
+ * are misaligned or do not fit in @room.  kallsyms knows no object sizes,
+ * only the distance to the next symbol, which includes padding (and KASAN's
+ * redzones), so a longer default could watch bytes of something else.
+ */
 static unsigned int ksym_default_len(unsigned long addr, unsigned long room)
 {
-	unsigned int len = HW_BREAKPOINT_LEN_8;
+	unsigned int len = HW_BREAKPOINT_LEN_4;
 
 	while (len > 1 && (len > room || !IS_ALIGNED(addr, len)))
 		len /= 2;
