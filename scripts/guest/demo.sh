@@ -29,3 +29,19 @@ section "a watchpoint at work (breakpoints/breakpoint_test, first cases)"
 
 section "tracers"
 cat /sys/kernel/tracing/available_tracers
+
+section "the ksym tracer: who writes kernel.overflowuid"
+t=/sys/kernel/tracing
+if grep -qw ksym $t/available_tracers; then
+	echo ksym > $t/current_tracer
+	echo 'overflowuid:-w-' > $t/ksym_trace_filter
+	cat $t/ksym_trace_filter
+	v=$(cat /proc/sys/kernel/overflowuid)
+	echo "$v" > /proc/sys/kernel/overflowuid
+	grep -v '^#' $t/trace
+	cat $t/ksym_profile
+	echo > $t/ksym_trace_filter
+	echo nop > $t/current_tracer
+else
+	echo "no ksym tracer in this kernel"
+fi
