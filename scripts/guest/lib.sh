@@ -108,15 +108,23 @@ run_ftracetest() { # suite testfile timeout
 # /tests/plan: one test per line, "kunit SUITE", "kselftest SUITE PATH
 # TIMEOUT" or "ftracetest SUITE FILE TIMEOUT".
 run_plan() { # plan
+	kunit_done=" "
 	while read -r kind a b c; do
 		case $kind in
 		''|'#'*) continue ;;
-		kunit) run_kunit "$a" ;;
+		kunit) run_kunit "$a"; kunit_done="$kunit_done $a " ;;
 		kselftest) run_kselftest "$a" "$b" "$c" ;;
 		ftracetest) run_ftracetest "$a" "$b" "$c" ;;
 		*) result plan FAIL "$kind" "unknown test kind in plan" ;;
 		esac
 	done < "$1"
+	# A suite built into the kernel but missing from the plan still runs
+	# at boot: report it too, so that no result goes unread.
+	for d in /sys/kernel/debug/kunit/*/; do
+		suite=$(basename "$d")
+		case "$kunit_done" in *" $suite "*) continue ;; esac
+		run_kunit "$suite"
+	done
 }
 
 finish() {
