@@ -1182,6 +1182,7 @@ void ds_switch_to(struct task_struct *prev, struct task_struct *next)
 		if (t && (t->flags & DS_TIMESTAMPS))
 			ds_store_escape(t, DS_BTS_TASK_DEPARTS);
 
+		/* Pairs with the release in ds_reserve(): ds_info is set. */
 		if (!smp_load_acquire(&ds_active[half]))
 			continue;
 		ds_cpu_load(ch, half, next);

@@ -344,7 +344,7 @@ static int x86_ds_test_init(struct kunit *test)
 		return -ENOMEM;
 	for_each_possible_cpu(cpu) {
 		/* A power of two, hence page aligned like the real one. */
-		model[cpu].ds = kzalloc(sizeof(struct debug_store), GFP_KERNEL);
+		model[cpu].ds = kzalloc(sizeof(*model[cpu].ds), GFP_KERNEL);
 		if (!model[cpu].ds)
 			return -ENOMEM;
 		/* What perf had there; ds.c must give it back. */
@@ -826,7 +826,7 @@ static void test_suspend_resume(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, this_ctl(DS_BTS), 0);
 	KUNIT_EXPECT_EQ(test, index_of(test, t), 1);
 	emit_user(2);
-	msleep(1);
+	msleep(20);
 	KUNIT_EXPECT_EQ(test, this_ctl(DS_BTS), 0);
 
 	KUNIT_EXPECT_EQ(test, ds_resume(t), 0);
@@ -848,7 +848,7 @@ static void test_timestamps(struct kunit *test)
 	t = request_ok(test, DS_BTS, current, -1, &cfg);
 	emit_user(1);
 	/* Sleep: switched out and in again. */
-	msleep(2);
+	msleep(20);
 	ds_flush(t);
 
 	/* Other switches may come before; the sleep's follow the branch. */
@@ -892,7 +892,7 @@ static void test_exit(struct kunit *test)
 	/* kthread_stop() returns before the exit reaches exit_thread(). */
 	timeout = jiffies + 5 * HZ;
 	while (ds_resume(t) != -ESRCH && time_before(jiffies, timeout))
-		msleep(10);
+		msleep(20);
 
 	/* Detached: its records kept, nothing of it left in the task. */
 	KUNIT_EXPECT_EQ(test, ds_resume(t), -ESRCH);
@@ -1008,4 +1008,5 @@ static struct kunit_suite x86_ds_test_suite = {
 	.exit		= x86_ds_test_exit,
 	.test_cases	= x86_ds_test_cases,
 };
+
 kunit_test_suites(&x86_ds_test_suite);
