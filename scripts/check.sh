@@ -8,7 +8,7 @@ set -uo pipefail
 rm -f "$LOGS"/results-check.log "$LOGS"/results-host.log
 "$TOP/scripts/host-checks.sh" || warn "host checks did not complete"
 "$TOP/scripts/run-guest.sh" check || warn "the guest run did not complete"
-python3 "$TOP/scripts/summary.py" "$LOGS"
+python3 "$TOP/scripts/summary.py" "$LOGS" "$TOP/scripts/emulator-limits"
 rc=$?
 [ "$rc" = 0 ] || echo "make check: FAILED; logs in $LOGS" >&2
 exit $rc

@@ -59,8 +59,9 @@ GUEST_CMDLINE=${GUEST_CMDLINE:-}
 # use KVM only when a guest really boots with it.
 accel=tcg
 cpu=max
-if [ "${ACCEL:-auto}" != tcg ] && [ -r /dev/kvm ] && [ -w /dev/kvm ]; then
-	if boot kvm host probe 60 && grep -q '^@@ BOOTED' "$LOGS/results-probe.log"; then
+if [ "${ACCEL:-auto}" != tcg ] && [ -r /dev/kvm ] && [ -w /dev/kvm ] &&
+	grep -q -w -E 'vmx|svm' /proc/cpuinfo; then
+	if boot kvm host probe 30 && grep -q '^@@ BOOTED' "$LOGS/results-probe.log"; then
 		accel=kvm
 		cpu=host
 	elif [ "${ACCEL:-auto}" = kvm ]; then
@@ -69,7 +70,9 @@ if [ "${ACCEL:-auto}" != tcg ] && [ -r /dev/kvm ] && [ -w /dev/kvm ]; then
 fi
 [ "$mode" = probe ] && [ "$accel" = kvm ] && exit 0
 say "booting $FLAVOUR guest ($mode) under $accel, 2 vCPUs, watchdog ${timeout}s"
-echo "$accel" > "$LOGS/accel-$mode"
+# The machine's name, for scripts/emulator-limits: qemu-X.Y-ACCEL.
+qver=$("$qemu" --version | sed -n '1s/.*version \([0-9]*\.[0-9]*\).*/\1/p')
+echo "qemu-$qver-$accel" > "$LOGS/machine-$mode"
 
 start=$(date +%s)
 rc=0

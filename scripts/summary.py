@@ -2,10 +2,11 @@
 # SPDX-License-Identifier: GPL-2.0
 """Collect the verdicts of one `make check` and print them.
 
-Usage: summary.py LOGDIR
+Usage: summary.py LOGDIR [LIMITS]
 
 Reads results-host.log, results-check.log and console-check.log from
-LOGDIR.  Prints a table per suite, every failure and skip with its
+LOGDIR, and the machine the guest ran on (machine-check); LIMITS lists the
+cases that fail because of that machine (scripts/emulator-limits).  Prints a table per suite, every failure and skip with its
 reason, and last a line "N passed, N failed, N skipped".  Exits 1 on any
 failure, on a guest that did not finish, and on a kernel splat in the
 console log (a splat is a failure even when every test passed).
@@ -36,8 +37,34 @@ def read(path):
         return None
 
 
+def read_limits(path, machine):
+    """Map (suite, case) to the reason it cannot pass on this machine."""
+    limits = {}
+    for line in read(path) or []:
+        if not line.strip() or line.startswith("#"):
+            continue
+        fields = line.split(None, 3)
+        if len(fields) == 4 and fields[0] == machine:
+            limits[(fields[1], fields[2])] = fields[3]
+    return limits
+
+
+def apply_limits(results, limits):
+    out = []
+    for suite, status, case, reason in results:
+        why = limits.get((suite, case))
+        if why and status == "FAIL":
+            status, reason = "SKIP", f"machine limit: {why}"
+        elif why and status == "PASS":
+            status, reason = "FAIL", ("passes, so the emulator-limits entry "
+                                      "no longer holds: remove it")
+        out.append((suite, status, case, reason))
+    return out
+
+
 def main():
     logdir = sys.argv[1]
+    limits_path = sys.argv[2] if len(sys.argv) > 2 else None
     results = []
     host = read(os.path.join(logdir, "results-host.log")) or []
     guest = read(os.path.join(logdir, "results-check.log"))
@@ -47,6 +74,9 @@ def main():
         m = RESULT.match(line.strip())
         if m:
             results.append(m.groups())
+    machine = (read(os.path.join(logdir, "machine-check")) or [""])[0].strip()
+    if limits_path and machine:
+        results = apply_limits(results, read_limits(limits_path, machine))
 
     finished = guest is not None and any(l.startswith("@@ DONE") for l in guest)
     if guest is not None and any(l.startswith("@@ WATCHDOG") for l in guest):
@@ -74,7 +104,8 @@ def main():
         suites.setdefault(suite, collections.Counter())[status] += 1
 
     width = max([len(s) for s in suites] + [5])
-    print(f"\n{'suite':<{width}}  {'pass':>5} {'fail':>5} {'skip':>5}")
+    print(f"\nguest machine: {machine or 'unknown'}")
+    print(f"{'suite':<{width}}  {'pass':>5} {'fail':>5} {'skip':>5}")
     print("-" * (width + 19))
     for suite, c in suites.items():
         print(f"{suite:<{width}}  {c['PASS']:>5} {c['FAIL']:>5} {c['SKIP']:>5}")
