@@ -32,6 +32,7 @@
 #include <linux/minmax.h>
 #include <linux/mm.h>
 #include <linux/mutex.h>
+#include <linux/nmi.h>
 #include <linux/percpu.h>
 #include <linux/rcupdate.h>
 #include <linux/sched.h>
@@ -48,7 +49,6 @@
 #include <asm/ds.h>
 #include <asm/intel_ds.h>
 #include <asm/msr.h>
-#include <asm/nmi.h>
 #include <asm/perf_event.h>
 
 #include "ds_hw.h"

@@ -127,7 +127,8 @@ static void model_emit(enum ds_half half, bool kernel, u64 ip, u64 to)
 	ctl = m->ctl[half];
 	if (!(ctl & DS_CTL_ON))
 		goto out;
-	if (!(ctl & (kernel ? DS_CTL_KERNEL : DS_CTL_USER)))
+	/* PEBS filters by mode per counter, not in the DS area. */
+	if (half == DS_BTS && !(ctl & (kernel ? DS_CTL_KERNEL : DS_CTL_USER)))
 		goto out;
 
 	f = ds_area_fields(m->ds, half);
