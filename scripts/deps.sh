@@ -8,7 +8,7 @@ set -euo pipefail
 pkgs=(
 	qemu-system-x86 busybox-static bash-static ccache
 	build-essential gcc-multilib bc bison flex libelf-dev libssl-dev
-	cpio rsync kmod xz-utils python3 perl
+	cpio rsync kmod xz-utils python3 python3-ply python3-git perl
 )
 
 missing=()

@@ -3,7 +3,8 @@
 # Checks that run on the host, reported like guest results in
 # $LOGS/results-host.log:
 #   checkpatch --strict on every file and patch of ours,
-#   kernel-doc -Wall on our C sources and headers,
+#   kernel-doc -Wall on our C sources and headers, and kernel-doc present
+#   on every non-static function (kdoc-coverage.py),
 #   the exported uapi headers compiled by a 32- and a 64-bit compiler.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -20,7 +21,7 @@ result() { # suite status case [reason]
 }
 
 checkpatch() {
-	perl "$SRC/scripts/checkpatch.pl" --strict --no-summary --color=never \
+	perl "$SRC/scripts/checkpatch.pl" --strict --quiet --no-summary --color=never \
 		--show-types "$@"
 }
 
@@ -60,6 +61,9 @@ done < <(series_patches)
 while read -r f; do
 	case $f in *.c|*.h) ;; *) continue ;; esac
 	log=$(cd "$SRC" && perl scripts/kernel-doc -none -Wall "$f" 2>&1) || true
+	case $f in
+	*.c) log=$log$(python3 "$TOP/scripts/kdoc-coverage.py" "$SRC/$f") || true ;;
+	esac
 	if [ -z "$log" ]; then
 		result host:kernel-doc PASS "$f"
 	else

@@ -32,6 +32,10 @@ export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$(dirname "$TOP")}
 export CCACHE_DIR=${CCACHE_DIR:-$HOME/.cache/ccache}
 export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-5G}
 
+# Debian's python3 and perl first: checkpatch's spdxcheck.py wants
+# python3-ply and python3-git, which deps.sh installs for Debian's python.
+export PATH=/usr/bin:/bin:$PATH
+
 JOBS=${JOBS:-$(nproc)}
 
 say() { printf '==> %s\n' "$*" >&2; }

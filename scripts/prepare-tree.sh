@@ -41,7 +41,8 @@ done < <(series_patches)
 
 if [ -f "$TOP/MAINTAINERS" ]; then
 	cp "$staging/MAINTAINERS" "$staging/MAINTAINERS.new"
-	python3 "$TOP/scripts/merge-maintainers.py" "$staging/MAINTAINERS.new" "$TOP/MAINTAINERS"
+	python3 "$TOP/scripts/merge-maintainers.py" "$staging/MAINTAINERS.new" \
+		"$TOP/MAINTAINERS" "$staging"
 	mv "$staging/MAINTAINERS.new" "$staging/MAINTAINERS"
 fi
 

@@ -6,8 +6,9 @@
 # A patch in patches/ is a mail: From:, Subject:, changelog, sign-offs,
 # "---", then "Adds: PATH" lines naming the new files of ours that the
 # patch adds (taken from our tree), then the diff of upstream files.
-# "Adds: MAINTAINERS" merges our MAINTAINERS entries at that patch.
-# Every file of ours must be added by exactly one patch.
+# Every file of ours must be added by exactly one patch.  Each patch
+# also carries the lines of our MAINTAINERS entries that cover the files
+# it adds (merge-maintainers.py with a tree root).
 #
 # The commits are made in $BUILD/series-git, which series-check.sh uses.
 set -euo pipefail
@@ -24,30 +25,33 @@ claims=$(while read -r p; do
 done < <(series_patches))
 dups=$(printf '%s\n' "$claims" | awk 'NF { print $2 }' | sort | uniq -d)
 [ -z "$dups" ] || die "added by more than one patch: $dups"
-{
-	cat "$BUILD/overlay.list"
-	[ ! -f "$TOP/MAINTAINERS" ] || echo MAINTAINERS
-} > "$BUILD/ours.list"
+cp "$BUILD/overlay.list" "$BUILD/ours.list"
 unclaimed=$(printf '%s\n' "$claims" | awk 'NF { print $2 }' | sort | comm -13 - "$BUILD/ours.list")
 [ -z "$unclaimed" ] || die "files of ours that no patch adds: $unclaimed"
 unknown=$(printf '%s\n' "$claims" | awk 'NF { print $2 }' | sort | comm -23 - "$BUILD/ours.list")
 [ -z "$unknown" ] || die "patches add files we do not have: $unknown"
 
-if [ ! -f "$repo/.base-$version" ]; then
+stamp=$BUILD/series-git.base
+if [ "$(cat "$stamp" 2>/dev/null)" != "$version" ]; then
 	say "creating $repo from $version (once)"
 	rm -rf "$repo"
 	mkdir -p "$repo"
 	tar -C "$repo" --strip-components=1 -xf "$LINUX_TARBALL"
 	git -C "$repo" init -q
-	git -C "$repo" add -A
+	# -f: Debian's tarball ignores everything at the top level.
+	git -C "$repo" add -A -f
 	git -C "$repo" -c user.name=base -c user.email=base@localhost \
 		commit -q -m "Linux $version ($LINUX_PKG)"
 	git -C "$repo" tag -f base > /dev/null
-	touch "$repo/.base-$version"
-	echo ".base-*" >> "$repo/.git/info/exclude"
+	echo "$version" > "$stamp"
 fi
 git -C "$repo" checkout -q -f -B series base
-git -C "$repo" clean -q -fdx -e '.base-*'
+git -C "$repo" clean -q -fdx
+
+# The changelog of a patch file: after the header, up to the first "---".
+changelog() {
+	awk 'body && /^---$/ { exit } body { print } /^$/ { body = 1 }' "$1"
+}
 
 export GIT_AUTHOR_DATE="2026-01-01T00:00:00Z" GIT_COMMITTER_DATE="2026-01-01T00:00:00Z"
 n=0
@@ -60,20 +64,21 @@ while read -r p; do
 	[ -n "$from" ] && [ -n "$subject" ] || die "$p: no From: or Subject: header"
 	{
 		printf '%s\n\n' "$subject"
-		sed -n '/^$/,/^---$/p' "$src" | sed '1d;$d'
+		changelog "$src"
 	} > "$BUILD/series-msg"
 	while read -r f; do
-		if [ "$f" = MAINTAINERS ]; then
-			python3 "$TOP/scripts/merge-maintainers.py" "$repo/MAINTAINERS" "$TOP/MAINTAINERS"
-		else
-			mkdir -p "$repo/$(dirname "$f")"
-			cp "$TOP/$f" "$repo/$f"
-		fi
+		mkdir -p "$repo/$(dirname "$f")"
+		cp "$TOP/$f" "$repo/$f"
 	done < <(sed -n 's/^Adds: *//p' "$src")
 	if grep -q '^--- ' "$src"; then
 		git -C "$repo" apply --whitespace=nowarn "$src" || die "$p does not apply"
 	fi
-	git -C "$repo" add -A
+	if [ -f "$TOP/MAINTAINERS" ]; then
+		git -C "$repo" show base:MAINTAINERS > "$repo/MAINTAINERS"
+		python3 "$TOP/scripts/merge-maintainers.py" "$repo/MAINTAINERS" \
+			"$TOP/MAINTAINERS" "$repo"
+	fi
+	git -C "$repo" add -A -f
 	git -C "$repo" -c user.name="${from% <*}" -c user.email="$(echo "$from" | sed 's/.*<\(.*\)>.*/\1/')" \
 		commit -q --author="$from" -F "$BUILD/series-msg" || die "$p: nothing to commit"
 done < <(series_patches)
@@ -85,7 +90,9 @@ if [ "$n" = 0 ]; then
 	exit 0
 fi
 
-git -C "$repo" format-patch -q --cover-letter --base=base -o "$out" base..series
+first_from=$(sed -n '1,/^$/s/^From: *//p' "$TOP/patches/$(series_patches | head -n 1)")
+git -C "$repo" -c user.name="${first_from% <*}" \
+	-c user.email="$(echo "$first_from" | sed 's/.*<\(.*\)>.*/\1/')" format-patch -q --cover-letter --base=base -o "$out" base..series
 cover=$(ls "$out"/0000-cover-letter.patch)
 title=$(sed -n '1p' "$TOP/patches/cover-letter")
 {
@@ -99,7 +106,7 @@ title=$(sed -n '1p' "$TOP/patches/cover-letter")
 		s=$(sed -n '1,/^$/s/^Subject: *\(\[PATCH[^]]*\] *\)\{0,1\}//p' "$TOP/patches/$p")
 		# What it does: the first paragraph of the changelog's solution,
 		# which by convention is its last paragraph.
-		what=$(sed -n '/^$/,/^---$/p' "$TOP/patches/$p" | sed '1d;$d' |
+		what=$(changelog "$TOP/patches/$p" |
 			grep -v -E '^(Signed-off-by|Reviewed-by|Acked-by|Tested-by|Cc):' |
 			awk 'BEGIN { RS = ""; } { last = $0 } END { print last }' | fmt -w 70 | sed 's/^/     /')
 		printf '  %d. %s\n%s\n\n' "$i" "$s" "$what"
