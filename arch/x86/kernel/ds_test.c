@@ -14,11 +14,13 @@
 #include <linux/completion.h>
 #include <linux/cpumask.h>
 #include <linux/delay.h>
+#include <linux/initrd.h>
 #include <linux/jiffies.h>
 #include <linux/kthread.h>
 #include <linux/sched.h>
 #include <linux/sched/task.h>
 #include <linux/slab.h>
+#include <linux/umh.h>
 
 #include <asm/ds.h>
 #include <asm/intel_ds.h>
@@ -909,6 +911,96 @@ static void test_exit(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, model_reserved[DS_BTS], 0);
 }
 
+static void do_nothing(struct on_cpu *oc)
+{
+}
+
+static void test_request_exiting(struct kunit *test)
+{
+	struct ds_config cfg = config(test, DS_BTS, 8, DS_TRACE_USER);
+	struct ds_config pebs = config(test, DS_PEBS, 8, DS_TRACE_USER);
+	struct task_struct *k;
+	struct on_cpu oc;
+
+	k = create_on_cpu(test, &oc, do_nothing);
+	get_task_struct(k);
+	wake_up_process(k);
+	/* kthread_stop() returns once the thread is in do_exit(). */
+	finish_on_cpu(test, k, &oc);
+	KUNIT_ASSERT_TRUE(test, k->flags & PF_EXITING);
+
+	KUNIT_EXPECT_EQ(test, PTR_ERR(request(test, DS_BTS, k, -1, &cfg)),
+			-ESRCH);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(request(test, DS_PEBS, k, -1, &pebs)),
+			-ESRCH);
+	/* Refused: nothing borrowed from perf, nothing left in the task. */
+	KUNIT_EXPECT_EQ(test, model_reserved[DS_BTS], 0);
+	KUNIT_EXPECT_EQ(test, model_reserved[DS_PEBS], 0);
+	KUNIT_EXPECT_EQ(test, ds_nr_users(DS_BTS), 0);
+	KUNIT_EXPECT_FALSE(test, test_tsk_thread_flag(k, TIF_DS));
+	KUNIT_EXPECT_NULL(test, k->thread.ds_tracers[DS_BTS]);
+	put_task_struct(k);
+}
+
+struct exec_check {
+	struct kunit *test;
+	struct ds_config cfg;
+	struct ds_tracer *tracer;
+};
+
+/* In the new task, before it executes the program. */
+static int exec_init(struct subprocess_info *info, struct cred *new)
+{
+	struct exec_check *ec = info->data;
+
+	ec->tracer = request(ec->test, DS_BTS, current, -1, &ec->cfg);
+	return PTR_ERR_OR_ZERO(ec->tracer);
+}
+
+static void test_exec(struct kunit *test)
+{
+	char *argv[2] = { "/bin/true", NULL };
+	char *envp[2] = { "PATH=/bin", NULL };
+	struct exec_check ec = {
+		.test	= test,
+		.cfg	= config(test, DS_BTS, 64,
+				 DS_TRACE_USER | DS_TIMESTAMPS),
+	};
+	struct subprocess_info *info;
+	const struct ds_bts_record *rec;
+	size_t i, n, nexec = 0;
+	int err;
+
+	/* Running programs needs the initramfs and user mode helpers. */
+	wait_for_initramfs();
+	info = call_usermodehelper_setup(argv[0], argv, envp, GFP_KERNEL,
+					 exec_init, NULL, &ec);
+	KUNIT_ASSERT_NOT_NULL(test, info);
+	err = call_usermodehelper_exec(info, UMH_WAIT_PROC);
+	if (err == -EBUSY || err == -ENOENT)
+		kunit_skip(test, "cannot run %s: %d", argv[0], err);
+	KUNIT_ASSERT_EQ(test, err, 0);
+	KUNIT_ASSERT_FALSE(test, IS_ERR_OR_NULL(ec.tracer));
+
+	/* The program ran and exited: the tracer is detached. */
+	KUNIT_EXPECT_EQ(test, ds_resume(ec.tracer), -ESRCH);
+
+	/*
+	 * The model traced no branches: the buffer holds the escape records
+	 * of context switches, and exactly one of exec.
+	 */
+	n = index_of(test, ec.tracer);
+	for (i = 0; i < n; i++) {
+		rec = bts(test, ec.tracer, i);
+		KUNIT_EXPECT_EQ_MSG(test, rec->from, DS_BTS_ESCAPE,
+				    "record %zu", i);
+		if (rec->to == DS_BTS_EXEC)
+			nexec++;
+	}
+	KUNIT_EXPECT_EQ(test, nexec, 1);
+	release(test, ec.tracer);
+}
+
 struct fork_check {
 	struct completion done;
 	bool tif;
@@ -998,6 +1090,8 @@ static struct kunit_case x86_ds_test_cases[] = {
 	KUNIT_CASE(test_suspend_resume),
 	KUNIT_CASE(test_timestamps),
 	KUNIT_CASE(test_exit),
+	KUNIT_CASE(test_request_exiting),
+	KUNIT_CASE(test_exec),
 	KUNIT_CASE(test_fork),
 	KUNIT_CASE(test_pebs),
 	{}
