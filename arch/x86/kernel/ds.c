@@ -1,0 +1,1393 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Debug Store arbiter: the BTS and PEBS halves of the DS area for
+ * per-task and per-cpu tracers, next to perf.
+ *
+ * Perf owns the DS area of each cpu (the cpu_entry_area's debug_store,
+ * pointed to by MSR_IA32_DS_AREA) and a per-cpu buffer for each half,
+ * mapped in the cpu_entry_area so that the hardware can write it from user
+ * mode under PTI.  While ds.c has tracers on a half, it borrows that half
+ * from perf (perf's own users of the half fail with -EBUSY, and ds.c's
+ * requests fail with -EBUSY while perf uses it): the hardware writes into
+ * perf's per-cpu buffer, the "window", and ds.c moves the records from the
+ * window into the buffers its tracers supplied, keeping for each tracer the
+ * records of its task or cpu and of its user/kernel choice.  The hardware
+ * writes nothing but the window, so a tracer's buffer can be any kernel
+ * memory, and the hardware traces the union of what the tracers loaded on a
+ * cpu want; software does the rest of the filtering.
+ *
+ * The window is drained into the tracers: when a traced task is switched
+ * out or in, when the window reaches its interrupt threshold, on
+ * ds_flush(), ds_suspend() and release.
+ *
+ * See Documentation/arch/x86/debug-store.rst.
+ */
+
+#include <linux/cpu.h>
+#include <linux/cpuhotplug.h>
+#include <linux/export.h>
+#include <linux/init.h>
+#include <linux/irq_work.h>
+#include <linux/lockdep.h>
+#include <linux/minmax.h>
+#include <linux/mm.h>
+#include <linux/mutex.h>
+#include <linux/nmi.h>
+#include <linux/percpu.h>
+#include <linux/rcupdate.h>
+#include <linux/sched.h>
+#include <linux/sched/clock.h>
+#include <linux/sched/task.h>
+#include <linux/slab.h>
+#include <linux/smp.h>
+#include <linux/spinlock.h>
+#include <linux/string.h>
+
+#include <asm/apic.h>
+#include <asm/cpu_entry_area.h>
+#include <asm/debugreg.h>
+#include <asm/ds.h>
+#include <asm/intel_ds.h>
+#include <asm/msr.h>
+#include <asm/perf_event.h>
+
+#include "ds_hw.h"
+
+/**
+ * struct ds_tracer - one request for one half
+ * @half: %DS_BTS or %DS_PEBS
+ * @flags: the request's DS_* flags
+ * @task: the traced task; %NULL for a per-cpu tracer and once the task
+ *	has exited.  Holds a reference on the task.
+ * @cpu: the traced cpu; -1 for a per-task tracer
+ * @detached: the traced task has exited
+ * @suspended: ds_suspend() was called
+ * @overflow: the overflow callback; %NULL for a circular buffer
+ * @data: the callback's argument
+ * @base: the buffer
+ * @rsz: the size of one record
+ * @nr: the number of records in @base
+ * @threshold: the index at which @overflow is called
+ * @lock: protects @index, @lost, @armed and @pebs_reset
+ * @index: where the next record goes, in records
+ * @lost: records dropped because the linear buffer was full
+ * @armed: @overflow is to be called when @index reaches @threshold
+ * @pebs_reset: the PEBS counter reset values
+ * @work: calls @overflow in hard interrupt context
+ */
+struct ds_tracer {
+	enum ds_half half;
+	unsigned int flags;
+	struct task_struct *task;
+	int cpu;
+	bool detached;
+	bool suspended;
+	void (*overflow)(struct ds_tracer *tracer, void *data);
+	void *data;
+	u8 *base;
+	size_t rsz;
+	size_t nr;
+	size_t threshold;
+	raw_spinlock_t lock;
+	size_t index;
+	u64 lost;
+	bool armed;
+	u64 pebs_reset[DS_PEBS_NR_RESET];
+	struct irq_work work;
+};
+
+/* Consumers of a window, see struct ds_cpu_half. */
+enum {
+	DS_LOADED_CPU = 0,
+	DS_LOADED_TASK,
+	DS_NR_LOADED,
+};
+
+/**
+ * struct ds_cpu_half - one half of one cpu
+ * @slot: the per-cpu tracer; written under ds_mutex
+ * @loaded: the tracers the window's records are for: the per-cpu tracer and
+ *	the current task's tracer, as of the last load
+ * @ctl: what the hardware was told (DS_CTL_*); 0 when nothing is loaded
+ * @saved: perf's fields of the half, restored when ds.c gives it back;
+ *	used under ds_mutex while the half is not active
+ */
+struct ds_cpu_half {
+	struct ds_tracer *slot;
+	struct ds_tracer *loaded[DS_NR_LOADED];
+	unsigned int ctl;
+	u64 saved[DS_NR_FIELDS];
+};
+
+/**
+ * struct ds_cpu - the arbiter's state of one cpu
+ * @half: per half
+ * @work: drains the windows after an overflow interrupt
+ */
+struct ds_cpu {
+	struct ds_cpu_half half[DS_NR_HALVES];
+	struct irq_work work;
+};
+
+static DEFINE_PER_CPU(struct ds_cpu, ds_cpus);
+
+/*
+ * Locking rules:
+ *
+ * 1. ds_mutex serializes requests, releases, suspend/resume/flush, the
+ *    exit and exec hooks and perf's claims.  It protects the tracer slots
+ *    (task->thread.ds_tracers[] and ds_cpu_half.slot), ds_users[],
+ *    ds_perf_users[], ds_info[], ds_cpu_half.saved and ds_ops.
+ * 2. A slot is read without ds_mutex only with interrupts disabled, on the
+ *    cpu whose hardware it configures (context switch, IPI, irq_work,
+ *    hotplug).  Writers publish with WRITE_ONCE() and then make the cpu that
+ *    may have loaded the old value reload (ds_kick_*()); since those readers
+ *    run with interrupts disabled, synchronize_rcu() waits for any that
+ *    still looks at an old value.
+ * 3. struct ds_cpu, but for @slot and @saved, is used only by its own cpu
+ *    with interrupts disabled; the NMI handler only reads it.
+ * 4. ds_tracer.lock protects a tracer's buffer state; it is the innermost
+ *    lock and may be taken in any context.
+ */
+static DEFINE_MUTEX(ds_mutex);
+
+/* The number of tracers of each half (attached or not). */
+static unsigned int ds_users[DS_NR_HALVES];
+/* The number of perf's users of each half. */
+static unsigned int ds_perf_users[DS_NR_HALVES];
+/* Record and window size, valid while ds_active[half]. */
+static struct ds_hw_info ds_info[DS_NR_HALVES];
+/* The half is borrowed from perf and may be loaded. */
+static bool ds_active[DS_NR_HALVES];
+
+static_assert(offsetof(struct debug_store, bts_interrupt_threshold) ==
+	      offsetof(struct debug_store, bts_buffer_base) +
+	      DS_F_THRESHOLD * sizeof(u64));
+static_assert(offsetof(struct debug_store, pebs_interrupt_threshold) ==
+	      offsetof(struct debug_store, pebs_buffer_base) +
+	      DS_F_THRESHOLD * sizeof(u64));
+static_assert(ARRAY_SIZE(((struct debug_store *)NULL)->pebs_event_reset) ==
+	      DS_PEBS_NR_RESET);
+static_assert(ARRAY_SIZE(((struct thread_struct *)NULL)->ds_tracers) ==
+	      DS_NR_HALVES);
+
+/*
+ * The real hardware.
+ */
+
+static bool ds_real_supported(enum ds_half half)
+{
+	/* perf and ds.c only know the 64-bit DS format. */
+	if (!boot_cpu_has(X86_FEATURE_DTES64))
+		return false;
+	if (half == DS_BTS)
+		return boot_cpu_has(X86_FEATURE_BTS);
+	return boot_cpu_has(X86_FEATURE_PEBS);
+}
+
+static struct debug_store *ds_real_area(int cpu)
+{
+	return &get_cpu_entry_area(cpu)->cpu_debug_store;
+}
+
+static void *ds_real_window(int cpu, enum ds_half half)
+{
+	struct debug_store_buffers *buf;
+
+	buf = &get_cpu_entry_area(cpu)->cpu_debug_buffers;
+	return half == DS_BTS ? buf->bts_buffer : buf->pebs_buffer;
+}
+
+#define DS_DEBUGCTL_BTS_BITS						\
+	(DEBUGCTLMSR_TR | DEBUGCTLMSR_BTS | DEBUGCTLMSR_BTINT |	\
+	 DEBUGCTLMSR_BTS_OFF_OS | DEBUGCTLMSR_BTS_OFF_USR)
+
+static void ds_real_set_ctl(enum ds_half half, unsigned int ctl)
+{
+	unsigned long debugctl;
+
+	/*
+	 * The PEBS half is armed per counter (MSR_IA32_PEBS_ENABLE and the
+	 * event selects), which is the tracer's business; ds.c only manages
+	 * its part of the DS area.
+	 */
+	if (half != DS_BTS)
+		return;
+
+	/* Other users (LBR, BTF) own the other bits of DEBUGCTL. */
+	debugctl = get_debugctlmsr() & ~DS_DEBUGCTL_BTS_BITS;
+	if (ctl & DS_CTL_ON) {
+		debugctl |= DEBUGCTLMSR_TR | DEBUGCTLMSR_BTS;
+		if (ctl & DS_CTL_INT)
+			debugctl |= DEBUGCTLMSR_BTINT;
+		if (!(ctl & DS_CTL_KERNEL))
+			debugctl |= DEBUGCTLMSR_BTS_OFF_OS;
+		if (!(ctl & DS_CTL_USER))
+			debugctl |= DEBUGCTLMSR_BTS_OFF_USR;
+	}
+	update_debugctlmsr(debugctl);
+}
+
+static void ds_real_ack(void)
+{
+	/* The LVT entry masks itself when it delivers the interrupt. */
+	if (boot_cpu_has(X86_FEATURE_PEBS) && READ_ONCE(ds_active[DS_PEBS]))
+		wrmsrl(MSR_CORE_PERF_GLOBAL_OVF_CTRL, GLOBAL_STATUS_BUFFER_OVF);
+	apic_write(APIC_LVTPC, APIC_DM_NMI);
+}
+
+static const struct ds_hw_ops ds_real_ops = {
+	.supported	= ds_real_supported,
+	.info		= x86_perf_ds_info,
+	.reserve	= x86_perf_ds_reserve,
+	.unreserve	= x86_perf_ds_unreserve,
+	.area		= ds_real_area,
+	.window		= ds_real_window,
+	.set_ctl	= ds_real_set_ctl,
+	.ack		= ds_real_ack,
+};
+
+static const struct ds_hw_ops *ds_ops = &ds_real_ops;
+
+/**
+ * ds_area_fields() - the four fields of a half in a DS area
+ * @ds: the DS area
+ * @half: the half
+ *
+ * Return: the buffer base field of @half; index with &enum ds_field.
+ */
+u64 *ds_area_fields(struct debug_store *ds, enum ds_half half)
+{
+	return half == DS_BTS ? &ds->bts_buffer_base : &ds->pebs_buffer_base;
+}
+
+/*
+ * Tracer buffers.
+ */
+
+/* Whether a record is of kernel mode, by the address that was executing. */
+static bool ds_record_is_kernel(enum ds_half half, const u8 *rec)
+{
+	const u64 *ip = (const u64 *)rec;
+
+	/* BTS: the branch source; PEBS: the eventing ip, after the flags. */
+	return ip[half == DS_BTS ? 0 : 1] >= TASK_SIZE_MAX;
+}
+
+static bool __ds_store(struct ds_tracer *t, const void *rec)
+{
+	lockdep_assert_held(&t->lock);
+
+	/* Only a linear buffer can be full. */
+	if (t->index >= t->nr) {
+		t->lost++;
+		return false;
+	}
+
+	memcpy(t->base + t->index * t->rsz, rec, t->rsz);
+	t->index++;
+
+	if (t->overflow) {
+		if (t->armed && t->index >= t->threshold) {
+			/* The callback may not run under the scheduler. */
+			t->armed = false;
+			irq_work_queue(&t->work);
+		}
+	} else if (t->index == t->nr) {
+		t->index = 0;
+	}
+	return true;
+}
+
+static void ds_store_escape(struct ds_tracer *t, enum ds_bts_qualifier qual)
+{
+	struct ds_bts_record rec = {
+		.from	= DS_BTS_ESCAPE,
+		.to	= qual,
+		.flags	= local_clock(),
+	};
+	unsigned long irqflags;
+
+	raw_spin_lock_irqsave(&t->lock, irqflags);
+	__ds_store(t, &rec);
+	raw_spin_unlock_irqrestore(&t->lock, irqflags);
+}
+
+/* Copy the records in [@rec, @top) that @t asked for into its buffer. */
+static void ds_deliver(struct ds_tracer *t, const u8 *rec, const u8 *top)
+{
+	bool kernel_ok = t->flags & DS_TRACE_KERNEL;
+	bool user_ok = t->flags & DS_TRACE_USER;
+	struct ds_bts_record bts;
+	bool kernel;
+
+	raw_spin_lock(&t->lock);
+	for (; rec < top; rec += t->rsz) {
+		kernel = ds_record_is_kernel(t->half, rec);
+		if (kernel ? !kernel_ok : !user_ok)
+			continue;
+
+		if (t->half == DS_BTS && !kernel_ok) {
+			/*
+			 * A branch from user mode into the kernel (a system
+			 * call, an exception) is a user record, but its
+			 * target is a kernel address, which a tracer that
+			 * does not trace the kernel does not get to see.
+			 */
+			memcpy(&bts, rec, sizeof(bts));
+			if (bts.to >= TASK_SIZE_MAX)
+				bts.to = 0;
+			__ds_store(t, &bts);
+		} else {
+			__ds_store(t, rec);
+		}
+	}
+	raw_spin_unlock(&t->lock);
+}
+
+/*
+ * Per-cpu hardware state.
+ */
+
+/* Move the window's records to the tracers they were written for. */
+static void ds_drain(struct ds_cpu_half *ch, enum ds_half half)
+{
+	u64 *f = ds_area_fields(ds_ops->area(smp_processor_id()), half);
+	const u8 *base = (const u8 *)(unsigned long)f[DS_F_BASE];
+	const u8 *top = (const u8 *)(unsigned long)f[DS_F_INDEX];
+	const u8 *max = (const u8 *)(unsigned long)f[DS_F_MAX];
+	int i;
+
+	lockdep_assert_irqs_disabled();
+
+	/* The hardware never writes beyond the maximum. */
+	if (WARN_ON_ONCE(top > max))
+		top = max;
+
+	for (i = 0; i < DS_NR_LOADED; i++) {
+		if (ch->loaded[i] && top > base)
+			ds_deliver(ch->loaded[i], base, top);
+		ch->loaded[i] = NULL;
+	}
+	f[DS_F_INDEX] = f[DS_F_BASE];
+}
+
+static void ds_cpu_unload(struct ds_cpu_half *ch, enum ds_half half)
+{
+	if (!ch->ctl)
+		return;
+
+	/* Stop the hardware before taking the records from under it. */
+	ds_ops->set_ctl(half, 0);
+	ch->ctl = 0;
+	ds_drain(ch, half);
+}
+
+static struct ds_tracer *ds_live(struct ds_tracer *t)
+{
+	return t && !READ_ONCE(t->suspended) ? t : NULL;
+}
+
+static void ds_cpu_load(struct ds_cpu_half *ch, enum ds_half half,
+			struct task_struct *task)
+{
+	int cpu = smp_processor_id();
+	struct ds_tracer *ct, *tt;
+	unsigned int flags = 0;
+	size_t nr, slack;
+	unsigned int ctl;
+	u64 base, *f;
+
+	lockdep_assert_irqs_disabled();
+
+	ct = ds_live(READ_ONCE(ch->slot));
+	tt = task ? ds_live(READ_ONCE(task->thread.ds_tracers[half])) : NULL;
+	if (ct)
+		flags |= ct->flags;
+	if (tt)
+		flags |= tt->flags;
+	if (!(flags & (DS_TRACE_USER | DS_TRACE_KERNEL)))
+		return;
+
+	ch->loaded[DS_LOADED_CPU] = ct;
+	ch->loaded[DS_LOADED_TASK] = tt;
+
+	/* Like perf: interrupt with a sixteenth of the window to spare. */
+	nr = ds_info[half].window_size / ds_info[half].record_size;
+	slack = max_t(size_t, nr / 16, 1);
+	base = (unsigned long)ds_ops->window(cpu, half);
+	f = ds_area_fields(ds_ops->area(cpu), half);
+	f[DS_F_BASE] = base;
+	f[DS_F_INDEX] = base;
+	f[DS_F_MAX] = base + nr * ds_info[half].record_size;
+	f[DS_F_THRESHOLD] = base + (nr - slack) * ds_info[half].record_size;
+
+	if (half == DS_PEBS) {
+		/* The task's values apply while it runs. */
+		struct ds_tracer *src = tt ? tt : ct;
+
+		raw_spin_lock(&src->lock);
+		memcpy(ds_ops->area(cpu)->pebs_event_reset, src->pebs_reset,
+		       sizeof(src->pebs_reset));
+		raw_spin_unlock(&src->lock);
+	}
+
+	ctl = DS_CTL_ON | DS_CTL_INT;
+	if (flags & DS_TRACE_USER)
+		ctl |= DS_CTL_USER;
+	if (flags & DS_TRACE_KERNEL)
+		ctl |= DS_CTL_KERNEL;
+	ch->ctl = ctl;
+	ds_ops->set_ctl(half, ctl);
+}
+
+/* Drain this cpu's windows and load what @task and the cpu want now. */
+static void ds_cpu_reload(struct task_struct *task)
+{
+	struct ds_cpu *dc = this_cpu_ptr(&ds_cpus);
+	int half;
+
+	lockdep_assert_irqs_disabled();
+
+	for (half = 0; half < DS_NR_HALVES; half++) {
+		ds_cpu_unload(&dc->half[half], half);
+		/* Pairs with the release in ds_reserve(): ds_info is set. */
+		if (smp_load_acquire(&ds_active[half]))
+			ds_cpu_load(&dc->half[half], half, task);
+	}
+}
+
+static void ds_reload_ipi(void *unused)
+{
+	ds_cpu_reload(current);
+}
+
+static void ds_kick_cpu(int cpu)
+{
+	/* An offline cpu is unloaded and reloads in ds_cpu_online(). */
+	smp_call_function_single(cpu, ds_reload_ipi, NULL, 1);
+}
+
+static void ds_kick_task(struct task_struct *task)
+{
+	/*
+	 * Order the slot update before reading task_cpu(): if @task moves
+	 * on after this, its context switch reloads (it still has TIF_DS).
+	 */
+	smp_mb();
+	ds_kick_cpu(task_cpu(task));
+}
+
+/**
+ * ds_hw_overflow() - drain this cpu's windows after an overflow interrupt
+ *
+ * Called by the irq_work the NMI handler queues, and by the KUnit model of
+ * the hardware when a window reaches its interrupt threshold.
+ *
+ * Context: hard interrupt context or interrupts disabled.
+ */
+void ds_hw_overflow(void)
+{
+	lockdep_assert_irqs_disabled();
+
+	ds_cpu_reload(current);
+	ds_ops->ack();
+}
+
+static void ds_overflow_irq_work(struct irq_work *work)
+{
+	ds_hw_overflow();
+}
+
+static int ds_nmi_handler(unsigned int cmd, struct pt_regs *regs)
+{
+	struct ds_cpu *dc = this_cpu_ptr(&ds_cpus);
+	int half, handled = 0;
+	u64 *f;
+
+	/*
+	 * Only look: the cpu may be in the middle of loading.  The irq_work
+	 * drains the window; the hardware keeps writing into the slack
+	 * beyond the threshold until then.
+	 */
+	for (half = 0; half < DS_NR_HALVES; half++) {
+		if (!(READ_ONCE(dc->half[half].ctl) & DS_CTL_INT))
+			continue;
+		f = ds_area_fields(ds_ops->area(smp_processor_id()), half);
+		if (READ_ONCE(f[DS_F_INDEX]) >= READ_ONCE(f[DS_F_THRESHOLD]))
+			handled++;
+	}
+	if (!handled)
+		return NMI_DONE;
+
+	irq_work_queue(&dc->work);
+	return NMI_HANDLED;
+}
+
+/*
+ * Borrowing a half from perf.
+ */
+
+static int ds_reserve(enum ds_half half, const struct ds_hw_info *info)
+{
+	int cpu, err;
+
+	lockdep_assert_held(&ds_mutex);
+
+	err = ds_ops->reserve(half);
+	if (err)
+		return err;
+
+	for_each_possible_cpu(cpu) {
+		u64 *f = ds_area_fields(ds_ops->area(cpu), half);
+
+		memcpy(per_cpu_ptr(&ds_cpus, cpu)->half[half].saved, f,
+		       sizeof(u64) * DS_NR_FIELDS);
+	}
+	ds_info[half] = *info;
+	/* Pairs with the acquire in ds_cpu_reload(). */
+	smp_store_release(&ds_active[half], true);
+	return 0;
+}
+
+static void ds_unreserve(enum ds_half half)
+{
+	int cpu;
+
+	lockdep_assert_held(&ds_mutex);
+
+	WRITE_ONCE(ds_active[half], false);
+	/* Wait for reloads that still saw the half active. */
+	synchronize_rcu();
+
+	for_each_possible_cpu(cpu) {
+		u64 *f = ds_area_fields(ds_ops->area(cpu), half);
+
+		memcpy(f, per_cpu_ptr(&ds_cpus, cpu)->half[half].saved,
+		       sizeof(u64) * DS_NR_FIELDS);
+	}
+	ds_ops->unreserve(half);
+}
+
+/*
+ * Requests.
+ */
+
+static struct ds_tracer **ds_task_slot(struct task_struct *task,
+				       enum ds_half half)
+{
+	return &task->thread.ds_tracers[half];
+}
+
+static struct ds_tracer **ds_cpu_slot(int cpu, enum ds_half half)
+{
+	return &per_cpu_ptr(&ds_cpus, cpu)->half[half].slot;
+}
+
+static bool ds_task_has_tracers(struct task_struct *task)
+{
+	int half;
+
+	for (half = 0; half < DS_NR_HALVES; half++) {
+		if (*ds_task_slot(task, half))
+			return true;
+	}
+	return false;
+}
+
+static int ds_check_config(enum ds_half half, struct task_struct *task,
+			   int cpu, const struct ds_config *cfg)
+{
+	unsigned long base;
+
+	if (!cfg)
+		return -EINVAL;
+	if (cfg->flags & ~DS_FLAGS_ALL)
+		return -EINVAL;
+	if (!(cfg->flags & (DS_TRACE_USER | DS_TRACE_KERNEL)))
+		return -EINVAL;
+	if ((cfg->flags & DS_TIMESTAMPS) && (half != DS_BTS || !task))
+		return -EINVAL;
+	if (!cfg->overflow && cfg->threshold)
+		return -EINVAL;
+
+	base = (unsigned long)cfg->base;
+	if (!base || !IS_ALIGNED(base, DS_BUFFER_ALIGN))
+		return -EINVAL;
+	if (!virt_addr_valid(cfg->base) && !is_vmalloc_addr(cfg->base))
+		return -EINVAL;
+	if (base + cfg->size < base)
+		return -EINVAL;
+
+	if (task)
+		return cpu == -1 ? 0 : -EINVAL;
+	if (cpu < 0 || cpu >= nr_cpu_ids || !cpu_possible(cpu))
+		return -EINVAL;
+	return 0;
+}
+
+static void ds_overflow_work(struct irq_work *work)
+{
+	struct ds_tracer *t = container_of(work, struct ds_tracer, work);
+
+	t->overflow(t, t->data);
+}
+
+static struct ds_tracer *ds_request(enum ds_half half,
+				    struct task_struct *task, int cpu,
+				    const struct ds_config *cfg)
+{
+	struct ds_tracer *t, **slot;
+	struct ds_hw_info info;
+	size_t nr;
+	int err;
+
+	/* No hardware, no MSR access: every request fails the same way. */
+	if (!ds_ops->supported(half))
+		return ERR_PTR(-EOPNOTSUPP);
+
+	err = ds_check_config(half, task, cpu, cfg);
+	if (err)
+		return ERR_PTR(err);
+
+	err = ds_ops->info(half, &info);
+	if (err)
+		return ERR_PTR(err);
+
+	if (!cfg->size || cfg->size % info.record_size)
+		return ERR_PTR(-EINVAL);
+	nr = cfg->size / info.record_size;
+	if (cfg->threshold >= nr)
+		return ERR_PTR(-EINVAL);
+
+	t = kzalloc(sizeof(*t), GFP_KERNEL);
+	if (!t)
+		return ERR_PTR(-ENOMEM);
+
+	t->half = half;
+	t->flags = cfg->flags;
+	t->cpu = task ? -1 : cpu;
+	t->overflow = cfg->overflow;
+	t->data = cfg->data;
+	t->base = cfg->base;
+	t->rsz = info.record_size;
+	t->nr = nr;
+	t->threshold = nr - cfg->threshold;
+	t->armed = !!cfg->overflow;
+	raw_spin_lock_init(&t->lock);
+	t->work = IRQ_WORK_INIT_HARD(ds_overflow_work);
+
+	mutex_lock(&ds_mutex);
+
+	err = -EBUSY;
+	if (ds_perf_users[half])
+		goto out_free;
+
+	slot = task ? ds_task_slot(task, half) : ds_cpu_slot(cpu, half);
+	if (*slot)
+		goto out_free;
+
+	/* ds_exit_thread() comes after PF_EXITING is set. */
+	err = -ESRCH;
+	if (task && (task->flags & PF_EXITING))
+		goto out_free;
+
+	if (!ds_users[half]) {
+		err = ds_reserve(half, &info);
+		if (err)
+			goto out_free;
+	} else if (WARN_ON_ONCE(info.record_size != ds_info[half].record_size)) {
+		err = -EINVAL;
+		goto out_free;
+	}
+	ds_users[half]++;
+
+	if (task) {
+		get_task_struct(task);
+		t->task = task;
+		set_tsk_thread_flag(task, TIF_DS);
+		WRITE_ONCE(*slot, t);
+		ds_kick_task(task);
+	} else {
+		WRITE_ONCE(*slot, t);
+		ds_kick_cpu(cpu);
+	}
+
+	mutex_unlock(&ds_mutex);
+	return t;
+
+out_free:
+	mutex_unlock(&ds_mutex);
+	kfree(t);
+	return ERR_PTR(err);
+}
+
+/**
+ * ds_request_bts() - trace branches of a task or a cpu
+ * @task: the task to trace, or %NULL to trace @cpu
+ * @cpu: the cpu to trace, or -1 with @task
+ * @cfg: buffer, overflow handling and flags; see &struct ds_config
+ *
+ * A per-task tracer gets the branches of @task on whichever cpu it runs; a
+ * per-cpu tracer gets the branches of every task on @cpu (once @cpu is
+ * online).  Each gets only the user and/or kernel branches it asked for.
+ * There is at most one BTS tracer per task and one per cpu; a task tracer
+ * and a cpu tracer coexist.  The tracer is not inherited by children of
+ * @task and is detached when @task exits; the buffer stays the caller's
+ * until ds_release().
+ *
+ * This layer does not check permissions: the caller decides whether it may
+ * trace @task or @cpu.
+ *
+ * Context: process context, may sleep.
+ * Return: the tracer; ERR_PTR(-EOPNOTSUPP) if the cpu has no BTS,
+ * ERR_PTR(-EINVAL) for a bad @cfg, @task or @cpu, ERR_PTR(-EBUSY) if @task
+ * or @cpu already has a BTS tracer or perf uses BTS, ERR_PTR(-ESRCH) if
+ * @task is exiting, ERR_PTR(-ENOMEM).
+ */
+struct ds_tracer *ds_request_bts(struct task_struct *task, int cpu,
+				 const struct ds_config *cfg)
+{
+	return ds_request(DS_BTS, task, cpu, cfg);
+}
+EXPORT_SYMBOL_GPL(ds_request_bts);
+
+/**
+ * ds_request_pebs() - collect PEBS records of a task or a cpu
+ * @task: the task, or %NULL for @cpu
+ * @cpu: the cpu, or -1 with @task
+ * @cfg: buffer, overflow handling and flags; see &struct ds_config
+ *
+ * Like ds_request_bts() for the PEBS half of the DS area.  ds.c manages the
+ * buffer, the interrupt threshold and the counter reset values; arming
+ * counters for PEBS is the caller's business.  %DS_TIMESTAMPS is not
+ * supported.
+ *
+ * Context: process context, may sleep.
+ * Return: the tracer, or an ERR_PTR() as for ds_request_bts().
+ */
+struct ds_tracer *ds_request_pebs(struct task_struct *task, int cpu,
+				  const struct ds_config *cfg)
+{
+	return ds_request(DS_PEBS, task, cpu, cfg);
+}
+EXPORT_SYMBOL_GPL(ds_request_pebs);
+
+/**
+ * ds_release() - stop a tracer and free it
+ * @tracer: from ds_request_bts() or ds_request_pebs()
+ *
+ * The records traced so far are in the buffer when this returns; the
+ * buffer is the caller's again.  The overflow callback is not running and
+ * will not run.
+ *
+ * Context: process context, may sleep.
+ * Return: 0, or -EINVAL if @tracer is not a tracer.
+ */
+int ds_release(struct ds_tracer *tracer)
+{
+	struct task_struct *task = NULL;
+	enum ds_half half;
+
+	if (IS_ERR_OR_NULL(tracer))
+		return -EINVAL;
+	half = tracer->half;
+
+	mutex_lock(&ds_mutex);
+	if (tracer->task) {
+		task = tracer->task;
+		WRITE_ONCE(*ds_task_slot(task, half), NULL);
+		ds_kick_task(task);
+		/* Only now: a switch with TIF_DS unloads on the way. */
+		if (!ds_task_has_tracers(task))
+			clear_tsk_thread_flag(task, TIF_DS);
+		tracer->task = NULL;
+	} else if (tracer->cpu >= 0) {
+		WRITE_ONCE(*ds_cpu_slot(tracer->cpu, half), NULL);
+		ds_kick_cpu(tracer->cpu);
+	}
+	/* A context switch may still be looking at the tracer. */
+	synchronize_rcu();
+
+	if (!--ds_users[half])
+		ds_unreserve(half);
+	mutex_unlock(&ds_mutex);
+
+	if (task)
+		put_task_struct(task);
+	irq_work_sync(&tracer->work);
+	kfree(tracer);
+	return 0;
+}
+EXPORT_SYMBOL_GPL(ds_release);
+
+/* Make the hardware of @t's task or cpu reflect @t's state. */
+static void ds_kick_tracer(struct ds_tracer *t)
+{
+	lockdep_assert_held(&ds_mutex);
+
+	if (t->task)
+		ds_kick_task(t->task);
+	else if (t->cpu >= 0)
+		ds_kick_cpu(t->cpu);
+}
+
+static int ds_set_suspended(struct ds_tracer *t, bool suspended)
+{
+	int err = 0;
+
+	if (IS_ERR_OR_NULL(t))
+		return -EINVAL;
+
+	mutex_lock(&ds_mutex);
+	if (t->detached) {
+		err = -ESRCH;
+	} else {
+		WRITE_ONCE(t->suspended, suspended);
+		ds_kick_tracer(t);
+	}
+	mutex_unlock(&ds_mutex);
+	return err;
+}
+
+/**
+ * ds_suspend() - stop tracing for now
+ * @tracer: the tracer
+ *
+ * The hardware stops tracing for @tracer and the records traced so far are
+ * in the buffer when this returns.  Other tracers are not affected.
+ *
+ * Context: process context, may sleep.
+ * Return: 0, -EINVAL if @tracer is not a tracer, -ESRCH if its task exited.
+ */
+int ds_suspend(struct ds_tracer *tracer)
+{
+	return ds_set_suspended(tracer, true);
+}
+EXPORT_SYMBOL_GPL(ds_suspend);
+
+/**
+ * ds_resume() - continue tracing after ds_suspend()
+ * @tracer: the tracer
+ *
+ * Context: process context, may sleep.
+ * Return: 0, -EINVAL if @tracer is not a tracer, -ESRCH if its task exited.
+ */
+int ds_resume(struct ds_tracer *tracer)
+{
+	return ds_set_suspended(tracer, false);
+}
+EXPORT_SYMBOL_GPL(ds_resume);
+
+/**
+ * ds_flush() - move the records traced so far into the buffer
+ * @tracer: the tracer
+ *
+ * The hardware writes into a per-cpu window that ds.c drains into the
+ * tracers' buffers at context switches and interrupts; this drains the
+ * window of the cpu @tracer's task runs on, or of @tracer's cpu, now.  It
+ * also loads new PEBS counter reset values.
+ *
+ * Context: process context, may sleep.
+ * Return: 0, or -EINVAL if @tracer is not a tracer.
+ */
+int ds_flush(struct ds_tracer *tracer)
+{
+	if (IS_ERR_OR_NULL(tracer))
+		return -EINVAL;
+
+	mutex_lock(&ds_mutex);
+	ds_kick_tracer(tracer);
+	mutex_unlock(&ds_mutex);
+	return 0;
+}
+EXPORT_SYMBOL_GPL(ds_flush);
+
+/**
+ * ds_record_size() - the size of one record of a half
+ * @half: %DS_BTS or %DS_PEBS
+ *
+ * A tracer's buffer size is a multiple of this.
+ *
+ * Return: the size in bytes, -EINVAL for a bad @half, -EOPNOTSUPP if the
+ * cpu does not have @half.
+ */
+int ds_record_size(enum ds_half half)
+{
+	struct ds_hw_info info;
+	int err;
+
+	if (half != DS_BTS && half != DS_PEBS)
+		return -EINVAL;
+	if (!ds_ops->supported(half))
+		return -EOPNOTSUPP;
+	err = ds_ops->info(half, &info);
+	return err ? err : info.record_size;
+}
+EXPORT_SYMBOL_GPL(ds_record_size);
+
+/*
+ * Buffer access.  These do not drain the window (see ds_flush()), take
+ * only the tracer's lock and may be called in any context, including the
+ * overflow callback.
+ */
+
+/**
+ * ds_get_index() - where the next record goes
+ * @tracer: the tracer
+ * @index: set to the index of the next record; for a linear buffer also the
+ *	number of records in it
+ *
+ * Context: any.
+ * Return: 0, or -EINVAL for a bad argument.
+ */
+int ds_get_index(struct ds_tracer *tracer, size_t *index)
+{
+	unsigned long irqflags;
+
+	if (IS_ERR_OR_NULL(tracer) || !index)
+		return -EINVAL;
+
+	raw_spin_lock_irqsave(&tracer->lock, irqflags);
+	*index = tracer->index;
+	raw_spin_unlock_irqrestore(&tracer->lock, irqflags);
+	return 0;
+}
+EXPORT_SYMBOL_GPL(ds_get_index);
+
+/**
+ * ds_get_end() - the number of records the buffer holds
+ * @tracer: the tracer
+ * @end: set to the index one past the last record
+ *
+ * Context: any.
+ * Return: 0, or -EINVAL for a bad argument.
+ */
+int ds_get_end(struct ds_tracer *tracer, size_t *end)
+{
+	if (IS_ERR_OR_NULL(tracer) || !end)
+		return -EINVAL;
+
+	*end = tracer->nr;
+	return 0;
+}
+EXPORT_SYMBOL_GPL(ds_get_end);
+
+/**
+ * ds_get_lost() - the number of records dropped because the buffer was full
+ * @tracer: the tracer
+ * @lost: set to the count since the request or the last reset
+ *
+ * Only a linear buffer (with an overflow callback) drops records.
+ *
+ * Context: any.
+ * Return: 0, or -EINVAL for a bad argument.
+ */
+int ds_get_lost(struct ds_tracer *tracer, u64 *lost)
+{
+	unsigned long irqflags;
+
+	if (IS_ERR_OR_NULL(tracer) || !lost)
+		return -EINVAL;
+
+	raw_spin_lock_irqsave(&tracer->lock, irqflags);
+	*lost = tracer->lost;
+	raw_spin_unlock_irqrestore(&tracer->lock, irqflags);
+	return 0;
+}
+EXPORT_SYMBOL_GPL(ds_get_lost);
+
+/**
+ * ds_access() - the address of a record
+ * @tracer: the tracer
+ * @index: the record's index, less than the end (ds_get_end())
+ * @record: set to the record, in the caller's buffer
+ *
+ * Context: any.
+ * Return: 0, or -EINVAL for a bad argument.
+ */
+int ds_access(struct ds_tracer *tracer, size_t index, const void **record)
+{
+	if (IS_ERR_OR_NULL(tracer) || !record || index >= tracer->nr)
+		return -EINVAL;
+
+	*record = tracer->base + index * tracer->rsz;
+	return 0;
+}
+EXPORT_SYMBOL_GPL(ds_access);
+
+/**
+ * ds_write() - append records to the buffer
+ * @tracer: the tracer
+ * @record: the records, in the half's format
+ * @size: their size in bytes, a non-zero multiple of the record size
+ *
+ * The records are stored as if traced: a circular buffer wraps, a linear
+ * buffer calls the overflow callback at its threshold and drops records
+ * once full.  A record the hardware traced meanwhile may come before or
+ * after them.
+ *
+ * Context: any.
+ * Return: the number of bytes stored, or -EINVAL for a bad argument.
+ */
+int ds_write(struct ds_tracer *tracer, const void *record, size_t size)
+{
+	unsigned long irqflags;
+	const u8 *rec = record;
+	int written = 0;
+
+	if (IS_ERR_OR_NULL(tracer) || !record || !size || size > INT_MAX ||
+	    size % tracer->rsz)
+		return -EINVAL;
+
+	raw_spin_lock_irqsave(&tracer->lock, irqflags);
+	for (; size; size -= tracer->rsz, rec += tracer->rsz) {
+		if (__ds_store(tracer, rec))
+			written += tracer->rsz;
+	}
+	raw_spin_unlock_irqrestore(&tracer->lock, irqflags);
+	return written;
+}
+EXPORT_SYMBOL_GPL(ds_write);
+
+static int ds_reset_or_clear(struct ds_tracer *t, bool clear)
+{
+	unsigned long irqflags;
+
+	if (IS_ERR_OR_NULL(t))
+		return -EINVAL;
+
+	raw_spin_lock_irqsave(&t->lock, irqflags);
+	if (clear)
+		memset(t->base, 0, t->nr * t->rsz);
+	t->index = 0;
+	t->lost = 0;
+	t->armed = !!t->overflow;
+	raw_spin_unlock_irqrestore(&t->lock, irqflags);
+	return 0;
+}
+
+/**
+ * ds_reset() - start over at the beginning of the buffer
+ * @tracer: the tracer
+ *
+ * The write index and the lost count go to 0 and the overflow callback is
+ * armed again; the records stay in the buffer until overwritten.
+ *
+ * Context: any.
+ * Return: 0, or -EINVAL if @tracer is not a tracer.
+ */
+int ds_reset(struct ds_tracer *tracer)
+{
+	return ds_reset_or_clear(tracer, false);
+}
+EXPORT_SYMBOL_GPL(ds_reset);
+
+/**
+ * ds_clear() - zero the buffer and start over
+ * @tracer: the tracer
+ *
+ * Like ds_reset(), and the buffer is zeroed.
+ *
+ * Context: any.
+ * Return: 0, or -EINVAL if @tracer is not a tracer.
+ */
+int ds_clear(struct ds_tracer *tracer)
+{
+	return ds_reset_or_clear(tracer, true);
+}
+EXPORT_SYMBOL_GPL(ds_clear);
+
+/**
+ * ds_get_pebs_reset() - read a PEBS counter reset value
+ * @tracer: a PEBS tracer
+ * @counter: the counter's index in the DS area, below %DS_PEBS_NR_RESET
+ * @value: set to the value
+ *
+ * Context: any.
+ * Return: 0, or -EINVAL for a bad argument or a BTS tracer.
+ */
+int ds_get_pebs_reset(struct ds_tracer *tracer, unsigned int counter,
+		      u64 *value)
+{
+	unsigned long irqflags;
+
+	if (IS_ERR_OR_NULL(tracer) || tracer->half != DS_PEBS || !value ||
+	    counter >= DS_PEBS_NR_RESET)
+		return -EINVAL;
+
+	raw_spin_lock_irqsave(&tracer->lock, irqflags);
+	*value = tracer->pebs_reset[counter];
+	raw_spin_unlock_irqrestore(&tracer->lock, irqflags);
+	return 0;
+}
+EXPORT_SYMBOL_GPL(ds_get_pebs_reset);
+
+/**
+ * ds_set_pebs_reset() - set a PEBS counter reset value
+ * @tracer: a PEBS tracer
+ * @counter: the counter's index in the DS area, below %DS_PEBS_NR_RESET
+ * @value: the value the counter is reset to after a PEBS record
+ *
+ * The value reaches the DS area when the tracer is next loaded: at a
+ * context switch of its task, on ds_flush() or ds_resume().  While a task
+ * tracer's task runs, its values apply rather than the cpu tracer's.
+ *
+ * Context: any.
+ * Return: 0, or -EINVAL for a bad argument or a BTS tracer.
+ */
+int ds_set_pebs_reset(struct ds_tracer *tracer, unsigned int counter,
+		      u64 value)
+{
+	unsigned long irqflags;
+
+	if (IS_ERR_OR_NULL(tracer) || tracer->half != DS_PEBS ||
+	    counter >= DS_PEBS_NR_RESET)
+		return -EINVAL;
+
+	raw_spin_lock_irqsave(&tracer->lock, irqflags);
+	tracer->pebs_reset[counter] = value;
+	raw_spin_unlock_irqrestore(&tracer->lock, irqflags);
+	return 0;
+}
+EXPORT_SYMBOL_GPL(ds_set_pebs_reset);
+
+/*
+ * Hooks of the x86 core.
+ */
+
+/**
+ * ds_switch_to() - context switch of a traced task
+ * @prev: the task switched out
+ * @next: the task switched in
+ *
+ * Called from __switch_to_xtra() when @prev or @next has TIF_DS; tasks
+ * nobody traces never get here.
+ *
+ * Context: interrupts disabled, in the scheduler.
+ */
+void ds_switch_to(struct task_struct *prev, struct task_struct *next)
+{
+	struct ds_cpu *dc = this_cpu_ptr(&ds_cpus);
+	struct ds_tracer *t;
+	int half;
+
+	lockdep_assert_irqs_disabled();
+
+	for (half = 0; half < DS_NR_HALVES; half++) {
+		struct ds_cpu_half *ch = &dc->half[half];
+
+		t = ch->loaded[DS_LOADED_TASK];
+		ds_cpu_unload(ch, half);
+		if (t && (t->flags & DS_TIMESTAMPS))
+			ds_store_escape(t, DS_BTS_TASK_DEPARTS);
+
+		/* Pairs with the release in ds_reserve(): ds_info is set. */
+		if (!smp_load_acquire(&ds_active[half]))
+			continue;
+		ds_cpu_load(ch, half, next);
+		t = ch->loaded[DS_LOADED_TASK];
+		if (t && (t->flags & DS_TIMESTAMPS))
+			ds_store_escape(t, DS_BTS_TASK_ARRIVES);
+	}
+}
+
+/**
+ * ds_fork() - a new task does not inherit its parent's tracers
+ * @child: the copy of the parent, not yet running
+ *
+ * Context: any.
+ */
+void ds_fork(struct task_struct *child)
+{
+	memset(child->thread.ds_tracers, 0, sizeof(child->thread.ds_tracers));
+	clear_tsk_thread_flag(child, TIF_DS);
+}
+
+/**
+ * ds_exec() - the current task executes a new program
+ *
+ * The records of the old program are moved into the buffer, followed by a
+ * %DS_BTS_EXEC escape record for a BTS tracer with %DS_TIMESTAMPS.
+ *
+ * Context: process context, may sleep.
+ */
+void ds_exec(void)
+{
+	struct ds_tracer *t;
+
+	if (!test_thread_flag(TIF_DS))
+		return;
+
+	mutex_lock(&ds_mutex);
+	t = *ds_task_slot(current, DS_BTS);
+	if (t && (t->flags & DS_TIMESTAMPS) && !t->suspended) {
+		ds_kick_task(current);
+		ds_store_escape(t, DS_BTS_EXEC);
+	}
+	mutex_unlock(&ds_mutex);
+}
+
+/**
+ * ds_exit_thread() - the current task exits
+ * @task: the task, current
+ *
+ * Detaches the task's tracers: their records are in their buffers, the
+ * hardware no longer traces for them and they drop their task reference.
+ * The tracers stay valid until their owners call ds_release().
+ *
+ * Context: process context, may sleep.
+ */
+void ds_exit_thread(struct task_struct *task)
+{
+	struct ds_tracer *gone[DS_NR_HALVES];
+	int half;
+
+	if (!test_tsk_thread_flag(task, TIF_DS))
+		return;
+
+	mutex_lock(&ds_mutex);
+	for (half = 0; half < DS_NR_HALVES; half++) {
+		gone[half] = *ds_task_slot(task, half);
+		WRITE_ONCE(*ds_task_slot(task, half), NULL);
+	}
+	ds_kick_task(task);
+	clear_tsk_thread_flag(task, TIF_DS);
+	for (half = 0; half < DS_NR_HALVES; half++) {
+		if (!gone[half])
+			continue;
+		gone[half]->task = NULL;
+		gone[half]->detached = true;
+		/* The exiting task holds a reference of its own. */
+		put_task_struct(task);
+	}
+	mutex_unlock(&ds_mutex);
+}
+
+/*
+ * perf.
+ */
+
+/**
+ * ds_perf_get() - perf starts using a half
+ * @half: %DS_BTS or %DS_PEBS
+ *
+ * Called by perf when it creates an event that uses @half.
+ *
+ * Context: process context, may sleep.
+ * Return: 0, or -EBUSY while ds.c has tracers on @half.
+ */
+int ds_perf_get(enum ds_half half)
+{
+	int err = 0;
+
+	mutex_lock(&ds_mutex);
+	if (ds_users[half])
+		err = -EBUSY;
+	else
+		ds_perf_users[half]++;
+	mutex_unlock(&ds_mutex);
+	return err;
+}
+EXPORT_SYMBOL_GPL(ds_perf_get);
+
+/**
+ * ds_perf_put() - perf stops using a half
+ * @half: %DS_BTS or %DS_PEBS, as given to a successful ds_perf_get()
+ *
+ * Context: process context, may sleep.
+ */
+void ds_perf_put(enum ds_half half)
+{
+	mutex_lock(&ds_mutex);
+	if (!WARN_ON_ONCE(!ds_perf_users[half]))
+		ds_perf_users[half]--;
+	mutex_unlock(&ds_mutex);
+}
+EXPORT_SYMBOL_GPL(ds_perf_put);
+
+/*
+ * For the KUnit suite.
+ */
+
+/**
+ * ds_set_hw_ops() - replace the hardware layer
+ * @ops: the new layer, or %NULL for the real hardware
+ *
+ * Return: 0, or -EBUSY while there are tracers or perf users.
+ */
+int ds_set_hw_ops(const struct ds_hw_ops *ops)
+{
+	int half, err = 0;
+
+	mutex_lock(&ds_mutex);
+	for (half = 0; half < DS_NR_HALVES; half++) {
+		if (ds_users[half] || ds_perf_users[half])
+			err = -EBUSY;
+	}
+	if (!err)
+		ds_ops = ops ? ops : &ds_real_ops;
+	mutex_unlock(&ds_mutex);
+	return err;
+}
+
+/**
+ * ds_nr_users() - the number of tracers of a half
+ * @half: %DS_BTS or %DS_PEBS
+ *
+ * Return: the number of tracers that have not been released.
+ */
+unsigned int ds_nr_users(enum ds_half half)
+{
+	unsigned int n;
+
+	mutex_lock(&ds_mutex);
+	n = ds_users[half];
+	mutex_unlock(&ds_mutex);
+	return n;
+}
+
+/*
+ * Setup.
+ */
+
+static int ds_cpu_online(unsigned int cpu)
+{
+	local_irq_disable();
+	ds_cpu_reload(current);
+	local_irq_enable();
+	return 0;
+}
+
+static int ds_cpu_offline(unsigned int cpu)
+{
+	struct ds_cpu *dc = this_cpu_ptr(&ds_cpus);
+	int half;
+
+	local_irq_disable();
+	for (half = 0; half < DS_NR_HALVES; half++)
+		ds_cpu_unload(&dc->half[half], half);
+	local_irq_enable();
+	return 0;
+}
+
+static int __init ds_init(void)
+{
+	int cpu, err;
+
+	for_each_possible_cpu(cpu)
+		per_cpu_ptr(&ds_cpus, cpu)->work =
+			IRQ_WORK_INIT_HARD(ds_overflow_irq_work);
+
+	err = cpuhp_setup_state_nocalls(CPUHP_AP_ONLINE_DYN, "x86/ds:online",
+					ds_cpu_online, ds_cpu_offline);
+	if (err < 0)
+		return err;
+
+	/* Without the hardware there is no interrupt to take. */
+	if (ds_real_supported(DS_BTS) || ds_real_supported(DS_PEBS))
+		return register_nmi_handler(NMI_LOCAL, ds_nmi_handler, 0,
+					    "x86_ds");
+	return 0;
+}
+device_initcall(ds_init);

@@ -1,0 +1,1107 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit tests for the Debug Store arbiter (arch/x86/kernel/ds.c).
+ *
+ * The arbiter's hardware layer is replaced by a software model of the DS
+ * area: model_emit() stores a record the way the SDM describes (at the
+ * index, which advances and wraps at the absolute maximum; with the
+ * interrupt enabled the store stops at the threshold and the overflow path
+ * runs), so that the arbiter's logic runs on any cpu.
+ */
+
+#include <kunit/test.h>
+
+#include <linux/completion.h>
+#include <linux/cpumask.h>
+#include <linux/delay.h>
+#include <linux/initrd.h>
+#include <linux/jiffies.h>
+#include <linux/kthread.h>
+#include <linux/sched.h>
+#include <linux/sched/task.h>
+#include <linux/slab.h>
+#include <linux/umh.h>
+
+#include <asm/ds.h>
+#include <asm/intel_ds.h>
+
+#include "ds_hw.h"
+
+#define MODEL_PEBS_RSZ		48
+#define MODEL_WINDOW_RECORDS	8
+#define MODEL_PERF_SENTINEL	0x5eed0000ULL
+
+#define USER_IP(n)		(0x400000ULL + (n))
+#define KERNEL_IP(n)		(0xffffffff81000000ULL + (n))
+
+#define MAX_TRACERS		8
+
+struct model_cpu {
+	struct debug_store *ds;
+	u8 window[DS_NR_HALVES][MODEL_WINDOW_RECORDS * MODEL_PEBS_RSZ];
+	unsigned int ctl[DS_NR_HALVES];
+	unsigned int dropped[DS_NR_HALVES];
+	unsigned int overflows[DS_NR_HALVES];
+};
+
+static struct model_cpu *model;
+static bool model_supported[DS_NR_HALVES];
+static int model_reserved[DS_NR_HALVES];
+static int model_reserve_err;
+static unsigned int model_acks;
+
+static size_t model_rsz(enum ds_half half)
+{
+	return half == DS_BTS ? DS_BTS_RECORD_SIZE : MODEL_PEBS_RSZ;
+}
+
+static bool model_is_supported(enum ds_half half)
+{
+	return model_supported[half];
+}
+
+static int model_info(enum ds_half half, struct ds_hw_info *info)
+{
+	info->record_size = model_rsz(half);
+	info->window_size = MODEL_WINDOW_RECORDS * model_rsz(half);
+	return 0;
+}
+
+static int model_reserve(enum ds_half half)
+{
+	if (model_reserve_err)
+		return model_reserve_err;
+	model_reserved[half]++;
+	return 0;
+}
+
+static void model_unreserve(enum ds_half half)
+{
+	model_reserved[half]--;
+}
+
+static struct debug_store *model_area(int cpu)
+{
+	return model[cpu].ds;
+}
+
+static void *model_window(int cpu, enum ds_half half)
+{
+	return model[cpu].window[half];
+}
+
+static void model_set_ctl(enum ds_half half, unsigned int ctl)
+{
+	model[smp_processor_id()].ctl[half] = ctl;
+}
+
+static void model_ack(void)
+{
+	model_acks++;
+}
+
+static const struct ds_hw_ops model_ops = {
+	.supported	= model_is_supported,
+	.info		= model_info,
+	.reserve	= model_reserve,
+	.unreserve	= model_unreserve,
+	.area		= model_area,
+	.window		= model_window,
+	.set_ctl	= model_set_ctl,
+	.ack		= model_ack,
+};
+
+/*
+ * The hardware stores one record on this cpu: a branch from @ip to @to
+ * (BTS), or a sample at @ip (PEBS), in kernel or user mode.
+ */
+static void model_emit(enum ds_half half, bool kernel, u64 ip, u64 to)
+{
+	u64 rec[MODEL_PEBS_RSZ / sizeof(u64)] = {};
+	unsigned long irqflags;
+	struct model_cpu *m;
+	unsigned int ctl;
+	u64 *f;
+
+	/* The hardware stores atomically with respect to interrupts. */
+	local_irq_save(irqflags);
+	m = &model[smp_processor_id()];
+	ctl = m->ctl[half];
+	if (!(ctl & DS_CTL_ON))
+		goto out;
+	/* PEBS filters by mode per counter, not in the DS area. */
+	if (half == DS_BTS && !(ctl & (kernel ? DS_CTL_KERNEL : DS_CTL_USER)))
+		goto out;
+
+	f = ds_area_fields(m->ds, half);
+	if ((ctl & DS_CTL_INT) && f[DS_F_INDEX] >= f[DS_F_THRESHOLD]) {
+		/* Stopped at the threshold until the interrupt is served. */
+		m->dropped[half]++;
+		goto out;
+	}
+
+	if (half == DS_BTS) {
+		rec[0] = ip;
+		rec[1] = to;
+	} else {
+		rec[1] = ip;
+		rec[2] = to;
+	}
+	memcpy((void *)(unsigned long)f[DS_F_INDEX], rec, model_rsz(half));
+	f[DS_F_INDEX] += model_rsz(half);
+	if (f[DS_F_INDEX] >= f[DS_F_MAX])
+		f[DS_F_INDEX] = f[DS_F_BASE];
+
+	if ((ctl & DS_CTL_INT) && f[DS_F_INDEX] >= f[DS_F_THRESHOLD]) {
+		m->overflows[half]++;
+		ds_hw_overflow();
+	}
+out:
+	local_irq_restore(irqflags);
+}
+
+static void emit_user(u64 n)
+{
+	model_emit(DS_BTS, false, USER_IP(n), USER_IP(n + 0x1000));
+}
+
+static void emit_kernel(u64 n)
+{
+	model_emit(DS_BTS, true, KERNEL_IP(n), KERNEL_IP(n + 0x1000));
+}
+
+static unsigned int this_ctl(enum ds_half half)
+{
+	return model[raw_smp_processor_id()].ctl[half];
+}
+
+/*
+ * Test context.
+ */
+
+struct x86_ds_ctx {
+	int cpu;
+	struct ds_tracer *tracers[MAX_TRACERS];
+	atomic_t overflows;
+	void *overflow_data;
+};
+
+static struct x86_ds_ctx *ctx_of(struct kunit *test)
+{
+	return test->priv;
+}
+
+static void *buffer(struct kunit *test)
+{
+	/* A power of two: naturally aligned, beyond DS_BUFFER_ALIGN. */
+	void *buf = kunit_kzalloc(test, PAGE_SIZE, GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	return buf;
+}
+
+static struct ds_config config(struct kunit *test, enum ds_half half,
+			       size_t records, unsigned int flags)
+{
+	struct ds_config cfg = {
+		.base	= buffer(test),
+		.size	= records * model_rsz(half),
+		.flags	= flags,
+	};
+
+	return cfg;
+}
+
+static struct ds_tracer *request(struct kunit *test, enum ds_half half,
+				 struct task_struct *task, int cpu,
+				 const struct ds_config *cfg)
+{
+	struct x86_ds_ctx *ctx = ctx_of(test);
+	struct ds_tracer *t;
+	int i;
+
+	t = half == DS_BTS ? ds_request_bts(task, cpu, cfg) :
+			     ds_request_pebs(task, cpu, cfg);
+	if (IS_ERR(t))
+		return t;
+
+	for (i = 0; i < MAX_TRACERS; i++) {
+		if (!ctx->tracers[i]) {
+			ctx->tracers[i] = t;
+			return t;
+		}
+	}
+	KUNIT_FAIL(test, "too many tracers");
+	return t;
+}
+
+static struct ds_tracer *request_ok(struct kunit *test, enum ds_half half,
+				    struct task_struct *task, int cpu,
+				    const struct ds_config *cfg)
+{
+	struct ds_tracer *t = request(test, half, task, cpu, cfg);
+
+	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(t), "request: %ld", PTR_ERR(t));
+	return t;
+}
+
+static void release(struct kunit *test, struct ds_tracer *t)
+{
+	struct x86_ds_ctx *ctx = ctx_of(test);
+	int i;
+
+	for (i = 0; i < MAX_TRACERS; i++) {
+		if (ctx->tracers[i] == t)
+			ctx->tracers[i] = NULL;
+	}
+	KUNIT_EXPECT_EQ(test, ds_release(t), 0);
+}
+
+static size_t index_of(struct kunit *test, struct ds_tracer *t)
+{
+	size_t index = ~0UL;
+
+	KUNIT_EXPECT_EQ(test, ds_get_index(t, &index), 0);
+	return index;
+}
+
+static const struct ds_bts_record *bts(struct kunit *test,
+				       struct ds_tracer *t, size_t i)
+{
+	const void *rec = NULL;
+
+	KUNIT_ASSERT_EQ(test, ds_access(t, i, &rec), 0);
+	return rec;
+}
+
+static void expect_bts(struct kunit *test, struct ds_tracer *t, size_t i,
+		       u64 from, u64 to)
+{
+	const struct ds_bts_record *rec = bts(test, t, i);
+
+	KUNIT_EXPECT_EQ_MSG(test, rec->from, from, "record %zu", i);
+	KUNIT_EXPECT_EQ_MSG(test, rec->to, to, "record %zu", i);
+}
+
+static void test_overflow(struct ds_tracer *t, void *data)
+{
+	struct x86_ds_ctx *ctx = data;
+
+	ctx->overflow_data = data;
+	atomic_inc(&ctx->overflows);
+}
+
+/* Run @fn on the test's cpu in a kthread; return it, still referenced. */
+struct on_cpu {
+	struct completion done;
+	void (*fn)(struct on_cpu *oc);
+};
+
+static int on_cpu_thread(void *arg)
+{
+	struct on_cpu *oc = arg;
+
+	oc->fn(oc);
+	complete(&oc->done);
+	return 0;
+}
+
+static struct task_struct *create_on_cpu(struct kunit *test,
+					 struct on_cpu *oc,
+					 void (*fn)(struct on_cpu *oc))
+{
+	struct task_struct *k;
+
+	init_completion(&oc->done);
+	oc->fn = fn;
+	k = kthread_create(on_cpu_thread, oc, "x86_ds_test");
+	KUNIT_ASSERT_FALSE(test, IS_ERR(k));
+	kthread_bind(k, ctx_of(test)->cpu);
+	get_task_struct(k);
+	return k;
+}
+
+static void finish_on_cpu(struct kunit *test, struct task_struct *k,
+			  struct on_cpu *oc)
+{
+	wait_for_completion(&oc->done);
+	kthread_stop_put(k);
+}
+
+/*
+ * Setup.
+ */
+
+static int x86_ds_test_init(struct kunit *test)
+{
+	struct x86_ds_ctx *ctx;
+	int cpu, half, err;
+
+	ctx = kunit_kzalloc(test, sizeof(*ctx), GFP_KERNEL);
+	if (!ctx)
+		return -ENOMEM;
+	test->priv = ctx;
+
+	model = kcalloc(nr_cpu_ids, sizeof(*model), GFP_KERNEL);
+	if (!model)
+		return -ENOMEM;
+	for_each_possible_cpu(cpu) {
+		/* A power of two, hence page aligned like the real one. */
+		model[cpu].ds = kzalloc(sizeof(*model[cpu].ds), GFP_KERNEL);
+		if (!model[cpu].ds)
+			return -ENOMEM;
+		/* What perf had there; ds.c must give it back. */
+		for (half = 0; half < DS_NR_HALVES; half++) {
+			u64 *f = ds_area_fields(model[cpu].ds, half);
+			int i;
+
+			for (i = 0; i < DS_NR_FIELDS; i++)
+				f[i] = MODEL_PERF_SENTINEL + half * 16 + i;
+		}
+	}
+	model_supported[DS_BTS] = true;
+	model_supported[DS_PEBS] = true;
+	model_reserve_err = 0;
+	model_acks = 0;
+
+	err = ds_set_hw_ops(&model_ops);
+	if (err)
+		kunit_skip(test, "Debug Store tracers or perf users are active");
+
+	/* The model emits on the current cpu: stay on one. */
+	ctx->cpu = raw_smp_processor_id();
+	set_cpus_allowed_ptr(current, cpumask_of(ctx->cpu));
+	return 0;
+}
+
+static void x86_ds_test_exit(struct kunit *test)
+{
+	struct x86_ds_ctx *ctx = ctx_of(test);
+	int cpu, i;
+
+	if (ctx) {
+		for (i = 0; i < MAX_TRACERS; i++) {
+			if (ctx->tracers[i])
+				ds_release(ctx->tracers[i]);
+		}
+	}
+
+	/* Nothing may be left behind. */
+	KUNIT_EXPECT_EQ(test, ds_nr_users(DS_BTS), 0);
+	KUNIT_EXPECT_EQ(test, ds_nr_users(DS_PEBS), 0);
+	KUNIT_EXPECT_EQ(test, model_reserved[DS_BTS], 0);
+	KUNIT_EXPECT_EQ(test, model_reserved[DS_PEBS], 0);
+	KUNIT_EXPECT_EQ(test, ds_set_hw_ops(NULL), 0);
+
+	if (model) {
+		for_each_possible_cpu(cpu) {
+			KUNIT_EXPECT_EQ(test, model[cpu].ctl[DS_BTS], 0);
+			KUNIT_EXPECT_EQ(test, model[cpu].ctl[DS_PEBS], 0);
+			kfree(model[cpu].ds);
+		}
+	}
+	kfree(model);
+	model = NULL;
+}
+
+/*
+ * Cases.
+ */
+
+static void test_no_hardware(struct kunit *test)
+{
+	struct ds_config cfg = config(test, DS_BTS, 4, DS_TRACE_USER);
+	struct ds_tracer *t;
+
+	model_supported[DS_BTS] = false;
+	model_supported[DS_PEBS] = false;
+
+	t = request(test, DS_BTS, current, -1, &cfg);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(t), -EOPNOTSUPP);
+	t = request(test, DS_BTS, NULL, ctx_of(test)->cpu, &cfg);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(t), -EOPNOTSUPP);
+	t = request(test, DS_PEBS, current, -1, &cfg);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(t), -EOPNOTSUPP);
+	/* Even a bad request: there is nothing to ask for. */
+	t = request(test, DS_BTS, current, -1, NULL);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(t), -EOPNOTSUPP);
+	KUNIT_EXPECT_EQ(test, ds_record_size(DS_BTS), -EOPNOTSUPP);
+
+	KUNIT_EXPECT_EQ(test, model_reserved[DS_BTS], 0);
+	KUNIT_EXPECT_EQ(test, this_ctl(DS_BTS), 0);
+	KUNIT_EXPECT_FALSE(test, test_thread_flag(TIF_DS));
+}
+
+static void test_real_hardware_absent(struct kunit *test)
+{
+	struct ds_config cfg = config(test, DS_BTS, 4, DS_TRACE_USER);
+	struct ds_tracer *t;
+
+	if (boot_cpu_has(X86_FEATURE_BTS) || boot_cpu_has(X86_FEATURE_PEBS))
+		kunit_skip(test, "this cpu has BTS or PEBS");
+
+	KUNIT_ASSERT_EQ(test, ds_set_hw_ops(NULL), 0);
+	t = request(test, DS_BTS, current, -1, &cfg);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(t), -EOPNOTSUPP);
+	t = request(test, DS_BTS, NULL, ctx_of(test)->cpu, &cfg);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(t), -EOPNOTSUPP);
+	t = request(test, DS_PEBS, NULL, ctx_of(test)->cpu, &cfg);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(t), -EOPNOTSUPP);
+	KUNIT_EXPECT_EQ(test, ds_record_size(DS_PEBS), -EOPNOTSUPP);
+	KUNIT_EXPECT_FALSE(test, test_thread_flag(TIF_DS));
+	KUNIT_EXPECT_EQ(test, ds_set_hw_ops(&model_ops), 0);
+}
+
+static void test_request_release(struct kunit *test)
+{
+	struct ds_config cfg = config(test, DS_BTS, 4,
+				      DS_TRACE_USER | DS_TRACE_KERNEL);
+	int cpu = ctx_of(test)->cpu;
+	struct ds_tracer *t;
+	size_t end = 0;
+	u64 *f;
+
+	KUNIT_EXPECT_EQ(test, ds_record_size(DS_BTS), DS_BTS_RECORD_SIZE);
+
+	t = request_ok(test, DS_BTS, NULL, cpu, &cfg);
+	KUNIT_EXPECT_EQ(test, model_reserved[DS_BTS], 1);
+	KUNIT_EXPECT_EQ(test, ds_nr_users(DS_BTS), 1);
+	KUNIT_EXPECT_EQ(test, this_ctl(DS_BTS), DS_CTL_ON | DS_CTL_INT |
+			DS_CTL_USER | DS_CTL_KERNEL);
+	KUNIT_EXPECT_EQ(test, ds_get_end(t, &end), 0);
+	KUNIT_EXPECT_EQ(test, end, 4);
+
+	/* The hardware writes the window, not the tracer's buffer. */
+	f = ds_area_fields(model[cpu].ds, DS_BTS);
+	KUNIT_EXPECT_EQ(test, f[DS_F_BASE],
+			(u64)(unsigned long)model[cpu].window[DS_BTS]);
+	KUNIT_EXPECT_EQ(test, f[DS_F_INDEX], f[DS_F_BASE]);
+	KUNIT_EXPECT_EQ(test, f[DS_F_MAX],
+			f[DS_F_BASE] + MODEL_WINDOW_RECORDS * DS_BTS_RECORD_SIZE);
+	KUNIT_EXPECT_LT(test, f[DS_F_THRESHOLD], f[DS_F_MAX]);
+	KUNIT_EXPECT_GT(test, f[DS_F_THRESHOLD], f[DS_F_BASE]);
+
+	emit_user(1);
+	release(test, t);
+	/* Released: stopped, the record delivered, perf's fields back. */
+	KUNIT_EXPECT_EQ(test, this_ctl(DS_BTS), 0);
+	KUNIT_EXPECT_EQ(test, ((struct ds_bts_record *)cfg.base)->from,
+			USER_IP(1));
+	KUNIT_EXPECT_EQ(test, model_reserved[DS_BTS], 0);
+	KUNIT_EXPECT_EQ(test, f[DS_F_BASE], MODEL_PERF_SENTINEL + DS_F_BASE);
+	KUNIT_EXPECT_EQ(test, f[DS_F_THRESHOLD],
+			MODEL_PERF_SENTINEL + DS_F_THRESHOLD);
+}
+
+static void test_invalid(struct kunit *test)
+{
+	struct ds_config good = config(test, DS_BTS, 4, DS_TRACE_USER);
+	int cpu = ctx_of(test)->cpu;
+	struct ds_config cfg;
+	struct ds_tracer *t;
+	const void *rec;
+	u64 value;
+
+	KUNIT_EXPECT_EQ(test, PTR_ERR(request(test, DS_BTS, current, -1, NULL)),
+			-EINVAL);
+
+#define EXPECT_INVALID(task, cpu, change) do {				\
+		cfg = good;						\
+		change;							\
+		t = request(test, DS_BTS, task, cpu, &cfg);		\
+		KUNIT_EXPECT_EQ_MSG(test, PTR_ERR(t), -EINVAL, #change); \
+	} while (0)
+
+	EXPECT_INVALID(current, -1, cfg.flags = 0);
+	EXPECT_INVALID(current, -1, cfg.flags = DS_TIMESTAMPS);
+	EXPECT_INVALID(current, -1, cfg.flags |= BIT(7));
+	EXPECT_INVALID(current, -1, cfg.base = NULL);
+	EXPECT_INVALID(current, -1, cfg.base += 8);
+	EXPECT_INVALID(current, -1, cfg.size = 0);
+	EXPECT_INVALID(current, -1, cfg.size -= 1);
+	EXPECT_INVALID(current, -1, cfg.threshold = 1);
+	EXPECT_INVALID(current, -1, (cfg.overflow = test_overflow,
+				     cfg.threshold = 4));
+	EXPECT_INVALID(current, cpu, (void)0);
+	EXPECT_INVALID(NULL, -1, (void)0);
+	EXPECT_INVALID(NULL, nr_cpu_ids, (void)0);
+	/* Timestamps are for per-task BTS tracers only. */
+	EXPECT_INVALID(NULL, cpu, cfg.flags |= DS_TIMESTAMPS);
+	cfg = good;
+	cfg.flags |= DS_TIMESTAMPS;
+	cfg.size = 4 * MODEL_PEBS_RSZ;
+	t = request(test, DS_PEBS, current, -1, &cfg);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(t), -EINVAL);
+#undef EXPECT_INVALID
+
+	/* Bad requests changed nothing. */
+	KUNIT_EXPECT_EQ(test, model_reserved[DS_BTS], 0);
+	KUNIT_EXPECT_EQ(test, model_reserved[DS_PEBS], 0);
+	KUNIT_EXPECT_EQ(test, ds_nr_users(DS_BTS), 0);
+	KUNIT_EXPECT_FALSE(test, test_thread_flag(TIF_DS));
+	KUNIT_EXPECT_EQ(test, this_ctl(DS_BTS), 0);
+
+	/* Bad arguments to a good tracer. */
+	t = request_ok(test, DS_BTS, current, -1, &good);
+	KUNIT_EXPECT_EQ(test, ds_access(t, 4, &rec), -EINVAL);
+	KUNIT_EXPECT_EQ(test, ds_write(t, good.base, 1), -EINVAL);
+	KUNIT_EXPECT_EQ(test, ds_write(t, good.base, 0), -EINVAL);
+	KUNIT_EXPECT_EQ(test, ds_set_pebs_reset(t, 0, 1), -EINVAL);
+	KUNIT_EXPECT_EQ(test, ds_get_pebs_reset(t, 0, &value), -EINVAL);
+	KUNIT_EXPECT_EQ(test, ds_get_index(t, NULL), -EINVAL);
+	KUNIT_EXPECT_EQ(test, ds_release(NULL), -EINVAL);
+	KUNIT_EXPECT_EQ(test, ds_release(ERR_PTR(-EINVAL)), -EINVAL);
+	KUNIT_EXPECT_EQ(test, ds_record_size(DS_NR_HALVES), -EINVAL);
+	KUNIT_EXPECT_EQ(test, index_of(test, t), 0);
+	release(test, t);
+}
+
+static void test_busy(struct kunit *test)
+{
+	struct ds_config cfg = config(test, DS_BTS, 4, DS_TRACE_USER);
+	struct ds_config pebs = config(test, DS_PEBS, 4, DS_TRACE_USER);
+	int cpu = ctx_of(test)->cpu;
+	struct ds_tracer *t;
+
+	request_ok(test, DS_BTS, current, -1, &cfg);
+	t = request(test, DS_BTS, current, -1, &cfg);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(t), -EBUSY);
+
+	request_ok(test, DS_BTS, NULL, cpu, &cfg);
+	t = request(test, DS_BTS, NULL, cpu, &cfg);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(t), -EBUSY);
+
+	/* The other half is free. */
+	request_ok(test, DS_PEBS, current, -1, &pebs);
+	request_ok(test, DS_PEBS, NULL, cpu, &pebs);
+	KUNIT_EXPECT_EQ(test, ds_nr_users(DS_BTS), 2);
+	KUNIT_EXPECT_EQ(test, ds_nr_users(DS_PEBS), 2);
+	/* Borrowed from perf once per half. */
+	KUNIT_EXPECT_EQ(test, model_reserved[DS_BTS], 1);
+	KUNIT_EXPECT_EQ(test, model_reserved[DS_PEBS], 1);
+}
+
+static void test_perf_holds_half(struct kunit *test)
+{
+	struct ds_config cfg = config(test, DS_BTS, 4, DS_TRACE_USER);
+	struct ds_config pebs = config(test, DS_PEBS, 4, DS_TRACE_USER);
+	int cpu = ctx_of(test)->cpu;
+	struct ds_tracer *t, *p;
+
+	/* perf uses BTS: ds.c's BTS requests fail, PEBS ones do not. */
+	KUNIT_ASSERT_EQ(test, ds_perf_get(DS_BTS), 0);
+	t = request(test, DS_BTS, current, -1, &cfg);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(t), -EBUSY);
+	t = request(test, DS_BTS, NULL, cpu, &cfg);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(t), -EBUSY);
+	KUNIT_EXPECT_EQ(test, model_reserved[DS_BTS], 0);
+	KUNIT_EXPECT_FALSE(test, test_thread_flag(TIF_DS));
+	p = request_ok(test, DS_PEBS, NULL, cpu, &pebs);
+	ds_perf_put(DS_BTS);
+
+	/* ds.c uses BTS: perf's BTS users fail until it is released. */
+	t = request_ok(test, DS_BTS, NULL, cpu, &cfg);
+	KUNIT_EXPECT_EQ(test, ds_perf_get(DS_BTS), -EBUSY);
+	KUNIT_EXPECT_EQ(test, ds_perf_get(DS_PEBS), -EBUSY);
+	release(test, p);
+	KUNIT_EXPECT_EQ(test, ds_perf_get(DS_PEBS), 0);
+	ds_perf_put(DS_PEBS);
+	release(test, t);
+	KUNIT_EXPECT_EQ(test, ds_perf_get(DS_BTS), 0);
+	ds_perf_put(DS_BTS);
+}
+
+static void emit_u2_k2(struct on_cpu *oc)
+{
+	emit_user(2);
+	emit_kernel(2);
+}
+
+static void test_task_and_cpu(struct kunit *test)
+{
+	struct ds_config ccfg = config(test, DS_BTS, 16,
+				       DS_TRACE_USER | DS_TRACE_KERNEL);
+	struct ds_config tcfg = config(test, DS_BTS, 16, DS_TRACE_USER);
+	int cpu = ctx_of(test)->cpu;
+	struct ds_tracer *ct, *tt;
+	struct task_struct *k;
+	struct on_cpu oc;
+
+	ct = request_ok(test, DS_BTS, NULL, cpu, &ccfg);
+	tt = request_ok(test, DS_BTS, current, -1, &tcfg);
+	KUNIT_EXPECT_TRUE(test, test_thread_flag(TIF_DS));
+
+	emit_user(1);
+	emit_kernel(1);
+
+	/* Another task runs on this cpu: the cpu's, not this task's. */
+	k = create_on_cpu(test, &oc, emit_u2_k2);
+	wake_up_process(k);
+	finish_on_cpu(test, k, &oc);
+
+	emit_user(3);
+	KUNIT_EXPECT_EQ(test, ds_flush(tt), 0);
+	KUNIT_EXPECT_EQ(test, ds_flush(ct), 0);
+
+	/* The task's tracer: this task's user branches. */
+	KUNIT_EXPECT_EQ(test, index_of(test, tt), 2);
+	expect_bts(test, tt, 0, USER_IP(1), USER_IP(0x1001));
+	expect_bts(test, tt, 1, USER_IP(3), USER_IP(0x1003));
+
+	/* The cpu's tracer: everything on the cpu, in order. */
+	KUNIT_EXPECT_EQ(test, index_of(test, ct), 5);
+	expect_bts(test, ct, 0, USER_IP(1), USER_IP(0x1001));
+	expect_bts(test, ct, 1, KERNEL_IP(1), KERNEL_IP(0x1001));
+	expect_bts(test, ct, 2, USER_IP(2), USER_IP(0x1002));
+	expect_bts(test, ct, 3, KERNEL_IP(2), KERNEL_IP(0x1002));
+	expect_bts(test, ct, 4, USER_IP(3), USER_IP(0x1003));
+
+	release(test, tt);
+	KUNIT_EXPECT_FALSE(test, test_thread_flag(TIF_DS));
+	/* The cpu tracer goes on alone. */
+	KUNIT_EXPECT_EQ(test, this_ctl(DS_BTS), DS_CTL_ON | DS_CTL_INT |
+			DS_CTL_USER | DS_CTL_KERNEL);
+}
+
+static void test_filter(struct kunit *test)
+{
+	struct ds_config tcfg = config(test, DS_BTS, 16, DS_TRACE_USER);
+	struct ds_config ccfg = config(test, DS_BTS, 16, DS_TRACE_KERNEL);
+	int cpu = ctx_of(test)->cpu;
+	struct ds_tracer *ct, *tt;
+
+	/* Alone, the user-only tracer lets the hardware filter. */
+	tt = request_ok(test, DS_BTS, current, -1, &tcfg);
+	KUNIT_EXPECT_EQ(test, this_ctl(DS_BTS),
+			DS_CTL_ON | DS_CTL_INT | DS_CTL_USER);
+	emit_kernel(1);
+	emit_user(1);
+
+	/* With a kernel-only cpu tracer the hardware traces both. */
+	ct = request_ok(test, DS_BTS, NULL, cpu, &ccfg);
+	KUNIT_EXPECT_EQ(test, this_ctl(DS_BTS), DS_CTL_ON | DS_CTL_INT |
+			DS_CTL_USER | DS_CTL_KERNEL);
+	/* A system call: from user mode into the kernel. */
+	model_emit(DS_BTS, false, USER_IP(2), KERNEL_IP(2));
+	emit_kernel(3);
+	emit_user(4);
+	ds_flush(tt);
+
+	KUNIT_EXPECT_EQ(test, index_of(test, tt), 3);
+	expect_bts(test, tt, 0, USER_IP(1), USER_IP(0x1001));
+	/* The kernel address is not the user tracer's to see. */
+	expect_bts(test, tt, 1, USER_IP(2), 0);
+	expect_bts(test, tt, 2, USER_IP(4), USER_IP(0x1004));
+
+	KUNIT_EXPECT_EQ(test, index_of(test, ct), 1);
+	expect_bts(test, ct, 0, KERNEL_IP(3), KERNEL_IP(0x1003));
+}
+
+static void test_wrap(struct kunit *test)
+{
+	struct ds_config cfg = config(test, DS_BTS, 4, DS_TRACE_USER);
+	struct ds_tracer *t;
+	u64 lost = 1;
+	int i;
+
+	t = request_ok(test, DS_BTS, NULL, ctx_of(test)->cpu, &cfg);
+	for (i = 0; i < 6; i++)
+		emit_user(i);
+	ds_flush(t);
+
+	/* Circular: the two newest overwrote the two oldest. */
+	KUNIT_EXPECT_EQ(test, index_of(test, t), 2);
+	expect_bts(test, t, 0, USER_IP(4), USER_IP(0x1004));
+	expect_bts(test, t, 1, USER_IP(5), USER_IP(0x1005));
+	expect_bts(test, t, 2, USER_IP(2), USER_IP(0x1002));
+	expect_bts(test, t, 3, USER_IP(3), USER_IP(0x1003));
+	KUNIT_EXPECT_EQ(test, ds_get_lost(t, &lost), 0);
+	KUNIT_EXPECT_EQ(test, lost, 0);
+}
+
+static void test_overflow_callback(struct kunit *test)
+{
+	struct ds_config cfg = config(test, DS_BTS, 4, DS_TRACE_USER);
+	struct x86_ds_ctx *ctx = ctx_of(test);
+	struct ds_tracer *t;
+	u64 lost = 0;
+	int i;
+
+	cfg.overflow = test_overflow;
+	cfg.data = ctx;
+	cfg.threshold = 1;
+	t = request_ok(test, DS_BTS, NULL, ctx->cpu, &cfg);
+
+	for (i = 0; i < 2; i++)
+		emit_user(i);
+	ds_flush(t);
+	msleep(20);
+	KUNIT_EXPECT_EQ(test, atomic_read(&ctx->overflows), 0);
+
+	/* The third record reaches the threshold, one before the end. */
+	emit_user(2);
+	ds_flush(t);
+	msleep(20);
+	KUNIT_EXPECT_EQ(test, atomic_read(&ctx->overflows), 1);
+	KUNIT_EXPECT_PTR_EQ(test, ctx->overflow_data, (void *)ctx);
+
+	/* Linear: full after four, then records are dropped, counted. */
+	emit_user(3);
+	emit_user(4);
+	ds_flush(t);
+	KUNIT_EXPECT_EQ(test, index_of(test, t), 4);
+	expect_bts(test, t, 3, USER_IP(3), USER_IP(0x1003));
+	KUNIT_EXPECT_EQ(test, ds_get_lost(t, &lost), 0);
+	KUNIT_EXPECT_EQ(test, lost, 1);
+	msleep(20);
+	KUNIT_EXPECT_EQ(test, atomic_read(&ctx->overflows), 1);
+
+	/* A reset arms the callback again. */
+	KUNIT_EXPECT_EQ(test, ds_reset(t), 0);
+	for (i = 5; i < 8; i++)
+		emit_user(i);
+	ds_flush(t);
+	msleep(20);
+	KUNIT_EXPECT_EQ(test, atomic_read(&ctx->overflows), 2);
+	expect_bts(test, t, 0, USER_IP(5), USER_IP(0x1005));
+}
+
+static void test_window_interrupt(struct kunit *test)
+{
+	struct ds_config cfg = config(test, DS_BTS, 64, DS_TRACE_USER);
+	struct model_cpu *m = &model[ctx_of(test)->cpu];
+	struct ds_tracer *t;
+	int i;
+
+	t = request_ok(test, DS_BTS, NULL, ctx_of(test)->cpu, &cfg);
+	/* More than twice the window, with no drain in between. */
+	for (i = 0; i < 3 * MODEL_WINDOW_RECORDS; i++)
+		emit_user(i);
+	KUNIT_EXPECT_GE(test, m->overflows[DS_BTS], 2);
+	KUNIT_EXPECT_EQ(test, m->dropped[DS_BTS], 0);
+	KUNIT_EXPECT_GE(test, model_acks, 2);
+	ds_flush(t);
+
+	KUNIT_EXPECT_EQ(test, index_of(test, t), 3 * MODEL_WINDOW_RECORDS);
+	for (i = 0; i < 3 * MODEL_WINDOW_RECORDS; i++)
+		expect_bts(test, t, i, USER_IP(i), USER_IP(0x1000 + i));
+}
+
+static void test_write_reset_clear(struct kunit *test)
+{
+	struct ds_config cfg = config(test, DS_BTS, 4, DS_TRACE_USER);
+	struct ds_bts_record in[2] = {
+		{ .from = DS_BTS_ESCAPE, .to = DS_BTS_TASK_ARRIVES, .flags = 7 },
+		{ .from = USER_IP(9), .to = USER_IP(10), .flags = 0 },
+	};
+	struct ds_tracer *t;
+
+	t = request_ok(test, DS_BTS, current, -1, &cfg);
+	KUNIT_EXPECT_EQ(test, ds_write(t, in, sizeof(in)), sizeof(in));
+	KUNIT_EXPECT_EQ(test, index_of(test, t), 2);
+	KUNIT_EXPECT_EQ(test, bts(test, t, 0)->flags, 7);
+	expect_bts(test, t, 1, USER_IP(9), USER_IP(10));
+
+	/* Written records and traced ones share the buffer. */
+	emit_user(1);
+	ds_flush(t);
+	KUNIT_EXPECT_EQ(test, index_of(test, t), 3);
+
+	KUNIT_EXPECT_EQ(test, ds_reset(t), 0);
+	KUNIT_EXPECT_EQ(test, index_of(test, t), 0);
+	expect_bts(test, t, 1, USER_IP(9), USER_IP(10));
+
+	KUNIT_EXPECT_EQ(test, ds_clear(t), 0);
+	KUNIT_EXPECT_EQ(test, index_of(test, t), 0);
+	expect_bts(test, t, 1, 0, 0);
+	KUNIT_EXPECT_EQ(test, bts(test, t, 0)->flags, 0);
+}
+
+static void test_suspend_resume(struct kunit *test)
+{
+	struct ds_config cfg = config(test, DS_BTS, 8, DS_TRACE_USER);
+	struct ds_tracer *t;
+
+	t = request_ok(test, DS_BTS, current, -1, &cfg);
+	emit_user(1);
+	KUNIT_EXPECT_EQ(test, ds_suspend(t), 0);
+	/* Suspended: stopped, the records so far in the buffer. */
+	KUNIT_EXPECT_EQ(test, this_ctl(DS_BTS), 0);
+	KUNIT_EXPECT_EQ(test, index_of(test, t), 1);
+	emit_user(2);
+	msleep(20);
+	KUNIT_EXPECT_EQ(test, this_ctl(DS_BTS), 0);
+
+	KUNIT_EXPECT_EQ(test, ds_resume(t), 0);
+	KUNIT_EXPECT_NE(test, this_ctl(DS_BTS), 0);
+	emit_user(3);
+	ds_flush(t);
+	KUNIT_EXPECT_EQ(test, index_of(test, t), 2);
+	expect_bts(test, t, 1, USER_IP(3), USER_IP(0x1003));
+}
+
+static void test_timestamps(struct kunit *test)
+{
+	struct ds_config cfg = config(test, DS_BTS, 64,
+				      DS_TRACE_USER | DS_TIMESTAMPS);
+	const struct ds_bts_record *rec, *dep, *arr;
+	struct ds_tracer *t;
+	size_t i, n;
+
+	t = request_ok(test, DS_BTS, current, -1, &cfg);
+	emit_user(1);
+	/* Sleep: switched out and in again. */
+	msleep(20);
+	ds_flush(t);
+
+	/* Other switches may come before; the sleep's follow the branch. */
+	n = index_of(test, t);
+	for (i = 0; i < n; i++) {
+		rec = bts(test, t, i);
+		if (rec->from == USER_IP(1))
+			break;
+	}
+	KUNIT_ASSERT_LT(test, i + 2, n);
+	dep = bts(test, t, i + 1);
+	arr = bts(test, t, i + 2);
+	KUNIT_EXPECT_EQ(test, dep->from, DS_BTS_ESCAPE);
+	KUNIT_EXPECT_EQ(test, dep->to, DS_BTS_TASK_DEPARTS);
+	KUNIT_EXPECT_EQ(test, arr->from, DS_BTS_ESCAPE);
+	KUNIT_EXPECT_EQ(test, arr->to, DS_BTS_TASK_ARRIVES);
+	KUNIT_EXPECT_LE(test, dep->flags, arr->flags);
+}
+
+static void emit_and_exit(struct on_cpu *oc)
+{
+	emit_user(1);
+	emit_user(2);
+}
+
+static void test_exit(struct kunit *test)
+{
+	struct ds_config cfg = config(test, DS_BTS, 8, DS_TRACE_USER);
+	unsigned long timeout;
+	struct task_struct *k;
+	struct ds_tracer *t;
+	struct on_cpu oc;
+
+	k = create_on_cpu(test, &oc, emit_and_exit);
+	get_task_struct(k);
+	t = request_ok(test, DS_BTS, k, -1, &cfg);
+	KUNIT_EXPECT_TRUE(test, test_tsk_thread_flag(k, TIF_DS));
+	wake_up_process(k);
+	finish_on_cpu(test, k, &oc);
+
+	/* kthread_stop() returns before the exit reaches exit_thread(). */
+	timeout = jiffies + 5 * HZ;
+	while (ds_resume(t) != -ESRCH && time_before(jiffies, timeout))
+		msleep(20);
+
+	/* Detached: its records kept, nothing of it left in the task. */
+	KUNIT_EXPECT_EQ(test, ds_resume(t), -ESRCH);
+	KUNIT_EXPECT_EQ(test, ds_suspend(t), -ESRCH);
+	KUNIT_EXPECT_FALSE(test, test_tsk_thread_flag(k, TIF_DS));
+	KUNIT_EXPECT_NULL(test, k->thread.ds_tracers[DS_BTS]);
+	KUNIT_EXPECT_EQ(test, index_of(test, t), 2);
+	expect_bts(test, t, 1, USER_IP(2), USER_IP(0x1002));
+	KUNIT_EXPECT_EQ(test, ds_flush(t), 0);
+	put_task_struct(k);
+
+	release(test, t);
+	KUNIT_EXPECT_EQ(test, model_reserved[DS_BTS], 0);
+}
+
+static void do_nothing(struct on_cpu *oc)
+{
+}
+
+static void test_request_exiting(struct kunit *test)
+{
+	struct ds_config cfg = config(test, DS_BTS, 8, DS_TRACE_USER);
+	struct ds_config pebs = config(test, DS_PEBS, 8, DS_TRACE_USER);
+	struct task_struct *k;
+	struct on_cpu oc;
+
+	k = create_on_cpu(test, &oc, do_nothing);
+	get_task_struct(k);
+	wake_up_process(k);
+	/* kthread_stop() returns once the thread is in do_exit(). */
+	finish_on_cpu(test, k, &oc);
+	KUNIT_ASSERT_TRUE(test, k->flags & PF_EXITING);
+
+	KUNIT_EXPECT_EQ(test, PTR_ERR(request(test, DS_BTS, k, -1, &cfg)),
+			-ESRCH);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(request(test, DS_PEBS, k, -1, &pebs)),
+			-ESRCH);
+	/* Refused: nothing borrowed from perf, nothing left in the task. */
+	KUNIT_EXPECT_EQ(test, model_reserved[DS_BTS], 0);
+	KUNIT_EXPECT_EQ(test, model_reserved[DS_PEBS], 0);
+	KUNIT_EXPECT_EQ(test, ds_nr_users(DS_BTS), 0);
+	KUNIT_EXPECT_FALSE(test, test_tsk_thread_flag(k, TIF_DS));
+	KUNIT_EXPECT_NULL(test, k->thread.ds_tracers[DS_BTS]);
+	put_task_struct(k);
+}
+
+struct exec_check {
+	struct kunit *test;
+	struct ds_config cfg;
+	struct ds_tracer *tracer;
+};
+
+/* In the new task, before it executes the program. */
+static int exec_init(struct subprocess_info *info, struct cred *new)
+{
+	struct exec_check *ec = info->data;
+
+	ec->tracer = request(ec->test, DS_BTS, current, -1, &ec->cfg);
+	return PTR_ERR_OR_ZERO(ec->tracer);
+}
+
+static void test_exec(struct kunit *test)
+{
+	char *argv[2] = { "/bin/true", NULL };
+	char *envp[2] = { "PATH=/bin", NULL };
+	struct exec_check ec = {
+		.test	= test,
+		.cfg	= config(test, DS_BTS, 64,
+				 DS_TRACE_USER | DS_TIMESTAMPS),
+	};
+	struct subprocess_info *info;
+	const struct ds_bts_record *rec;
+	size_t i, n, nexec = 0;
+	int err;
+
+	/* Running programs needs the initramfs and user mode helpers. */
+	wait_for_initramfs();
+	info = call_usermodehelper_setup(argv[0], argv, envp, GFP_KERNEL,
+					 exec_init, NULL, &ec);
+	KUNIT_ASSERT_NOT_NULL(test, info);
+	err = call_usermodehelper_exec(info, UMH_WAIT_PROC);
+	if (err == -EBUSY || err == -ENOENT)
+		kunit_skip(test, "cannot run %s: %d", argv[0], err);
+	KUNIT_ASSERT_EQ(test, err, 0);
+	KUNIT_ASSERT_FALSE(test, IS_ERR_OR_NULL(ec.tracer));
+
+	/* The program ran and exited: the tracer is detached. */
+	KUNIT_EXPECT_EQ(test, ds_resume(ec.tracer), -ESRCH);
+
+	/*
+	 * The model traced no branches: the buffer holds the escape records
+	 * of context switches, and exactly one of exec.
+	 */
+	n = index_of(test, ec.tracer);
+	for (i = 0; i < n; i++) {
+		rec = bts(test, ec.tracer, i);
+		KUNIT_EXPECT_EQ_MSG(test, rec->from, DS_BTS_ESCAPE,
+				    "record %zu", i);
+		if (rec->to == DS_BTS_EXEC)
+			nexec++;
+	}
+	KUNIT_EXPECT_EQ(test, nexec, 1);
+	release(test, ec.tracer);
+}
+
+struct fork_check {
+	struct completion done;
+	bool tif;
+	bool tracers;
+};
+
+static int fork_child(void *arg)
+{
+	struct fork_check *fc = arg;
+
+	fc->tif = test_thread_flag(TIF_DS);
+	fc->tracers = current->thread.ds_tracers[DS_BTS] ||
+		      current->thread.ds_tracers[DS_PEBS];
+	complete(&fc->done);
+	do_exit(0);
+}
+
+static void test_fork(struct kunit *test)
+{
+	struct ds_config cfg = config(test, DS_BTS, 8, DS_TRACE_USER);
+	struct ds_config pebs = config(test, DS_PEBS, 8, DS_TRACE_USER);
+	struct fork_check fc = { .tif = true, .tracers = true };
+	struct ds_tracer *t;
+	pid_t pid;
+
+	t = request_ok(test, DS_BTS, current, -1, &cfg);
+	request_ok(test, DS_PEBS, current, -1, &pebs);
+	init_completion(&fc.done);
+
+	pid = kernel_thread(fork_child, &fc, "x86_ds_fork",
+			    CLONE_FS | CLONE_FILES | SIGCHLD);
+	KUNIT_ASSERT_GT(test, pid, 0);
+	wait_for_completion(&fc.done);
+
+	/* The child has no tracer; the parent keeps its own. */
+	KUNIT_EXPECT_FALSE(test, fc.tif);
+	KUNIT_EXPECT_FALSE(test, fc.tracers);
+	KUNIT_EXPECT_TRUE(test, test_thread_flag(TIF_DS));
+	KUNIT_EXPECT_PTR_EQ(test, current->thread.ds_tracers[DS_BTS], t);
+	KUNIT_EXPECT_EQ(test, ds_nr_users(DS_BTS), 1);
+}
+
+static void test_pebs(struct kunit *test)
+{
+	struct ds_config cfg = config(test, DS_PEBS, 8, DS_TRACE_KERNEL);
+	struct model_cpu *m = &model[ctx_of(test)->cpu];
+	struct ds_tracer *t;
+	const u64 *rec;
+	u64 value = 0;
+
+	t = request_ok(test, DS_PEBS, NULL, ctx_of(test)->cpu, &cfg);
+	KUNIT_EXPECT_EQ(test, ds_set_pebs_reset(t, 0, 1234), 0);
+	KUNIT_EXPECT_EQ(test, ds_set_pebs_reset(t, DS_PEBS_NR_RESET - 1, 5),
+			0);
+	KUNIT_EXPECT_EQ(test, ds_set_pebs_reset(t, DS_PEBS_NR_RESET, 5),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, ds_get_pebs_reset(t, 0, &value), 0);
+	KUNIT_EXPECT_EQ(test, value, 1234);
+	ds_flush(t);
+	KUNIT_EXPECT_EQ(test, m->ds->pebs_event_reset[0], 1234);
+	KUNIT_EXPECT_EQ(test, m->ds->pebs_event_reset[DS_PEBS_NR_RESET - 1],
+			5);
+
+	/* PEBS cannot filter by mode: software does, by the ip. */
+	model_emit(DS_PEBS, false, USER_IP(1), 11);
+	model_emit(DS_PEBS, true, KERNEL_IP(2), 22);
+	ds_flush(t);
+	KUNIT_EXPECT_EQ(test, index_of(test, t), 1);
+	KUNIT_ASSERT_EQ(test, ds_access(t, 0, (const void **)&rec), 0);
+	KUNIT_EXPECT_EQ(test, rec[1], KERNEL_IP(2));
+	KUNIT_EXPECT_EQ(test, rec[2], 22);
+}
+
+static struct kunit_case x86_ds_test_cases[] = {
+	KUNIT_CASE(test_real_hardware_absent),
+	KUNIT_CASE(test_no_hardware),
+	KUNIT_CASE(test_request_release),
+	KUNIT_CASE(test_invalid),
+	KUNIT_CASE(test_busy),
+	KUNIT_CASE(test_perf_holds_half),
+	KUNIT_CASE(test_task_and_cpu),
+	KUNIT_CASE(test_filter),
+	KUNIT_CASE(test_wrap),
+	KUNIT_CASE(test_overflow_callback),
+	KUNIT_CASE(test_window_interrupt),
+	KUNIT_CASE(test_write_reset_clear),
+	KUNIT_CASE(test_suspend_resume),
+	KUNIT_CASE(test_timestamps),
+	KUNIT_CASE(test_exit),
+	KUNIT_CASE(test_request_exiting),
+	KUNIT_CASE(test_exec),
+	KUNIT_CASE(test_fork),
+	KUNIT_CASE(test_pebs),
+	{}
+};
+
+static struct kunit_suite x86_ds_test_suite = {
+	.name		= "x86_ds",
+	.init		= x86_ds_test_init,
+	.exit		= x86_ds_test_exit,
+	.test_cases	= x86_ds_test_cases,
+};
+
+kunit_test_suites(&x86_ds_test_suite);
