@@ -581,6 +581,26 @@ static void test_busy(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, model_reserved[DS_PEBS], 1);
 }
 
+/* perf's claim of @half fails; one that does not is undone for the next. */
+static void perf_get_busy(struct kunit *test, enum ds_half half)
+{
+	int err = ds_perf_get(half);
+
+	KUNIT_EXPECT_EQ_MSG(test, err, -EBUSY, "half %d", half);
+	if (!err)
+		ds_perf_put(half);
+}
+
+/* perf's claim of @half succeeds; it is given back at once. */
+static void perf_get_free(struct kunit *test, enum ds_half half)
+{
+	int err = ds_perf_get(half);
+
+	KUNIT_EXPECT_EQ_MSG(test, err, 0, "half %d", half);
+	if (!err)
+		ds_perf_put(half);
+}
+
 static void test_perf_holds_half(struct kunit *test)
 {
 	struct ds_config cfg = config(test, DS_BTS, 4, DS_TRACE_USER);
@@ -596,19 +616,18 @@ static void test_perf_holds_half(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, PTR_ERR(t), -EBUSY);
 	KUNIT_EXPECT_EQ(test, model_reserved[DS_BTS], 0);
 	KUNIT_EXPECT_FALSE(test, test_thread_flag(TIF_DS));
-	p = request_ok(test, DS_PEBS, NULL, cpu, &pebs);
+	p = request(test, DS_PEBS, NULL, cpu, &pebs);
 	ds_perf_put(DS_BTS);
+	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(p), "request: %ld", PTR_ERR(p));
 
 	/* ds.c uses BTS: perf's BTS users fail until it is released. */
 	t = request_ok(test, DS_BTS, NULL, cpu, &cfg);
-	KUNIT_EXPECT_EQ(test, ds_perf_get(DS_BTS), -EBUSY);
-	KUNIT_EXPECT_EQ(test, ds_perf_get(DS_PEBS), -EBUSY);
+	perf_get_busy(test, DS_BTS);
+	perf_get_busy(test, DS_PEBS);
 	release(test, p);
-	KUNIT_EXPECT_EQ(test, ds_perf_get(DS_PEBS), 0);
-	ds_perf_put(DS_PEBS);
+	perf_get_free(test, DS_PEBS);
 	release(test, t);
-	KUNIT_EXPECT_EQ(test, ds_perf_get(DS_BTS), 0);
-	ds_perf_put(DS_BTS);
+	perf_get_free(test, DS_BTS);
 }
 
 static void emit_u2_k2(struct on_cpu *oc)
