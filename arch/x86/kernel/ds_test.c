@@ -484,7 +484,7 @@ static struct perf_event *real_perf_bts(void)
  */
 static void test_real_hardware(struct kunit *test)
 {
-	int (*volatile target)(int) = real_target;
+	int (*target)(int) = real_target;
 	unsigned long to = (unsigned long)real_target;
 	const struct ds_bts_record *rec;
 	struct perf_event *event;
@@ -503,6 +503,8 @@ static void test_real_hardware(struct kunit *test)
 	KUNIT_ASSERT_NOT_NULL(test, cfg.base);
 	KUNIT_ASSERT_EQ(test, ds_set_hw_ops(NULL), 0);
 
+	/* Real calls, not inlined or folded away. */
+	OPTIMIZER_HIDE_VAR(target);
 	t = request_ok(test, DS_BTS, current, -1, &cfg);
 	for (i = 0; i < REAL_CALLS; i++)
 		target(i);
