@@ -462,6 +462,10 @@ static noinline int real_target(int x)
 #define REAL_CALLS		4
 #define REAL_BUFFER_SIZE	(64 * 1024)
 
+static void real_full(struct ds_tracer *t, void *data)
+{
+}
+
 /* perf's BTS event: every user-mode branch, as perf record -e branches. */
 static struct perf_event *real_perf_bts(void)
 {
@@ -488,9 +492,15 @@ static void test_real_hardware(struct kunit *test)
 	unsigned long to = (unsigned long)real_target;
 	const struct ds_bts_record *rec;
 	struct perf_event *event;
+	/*
+	 * A linear buffer keeps the first records and drops the rest: what
+	 * runs after the calls (more so under KASAN and lockdep) must not
+	 * overwrite them.
+	 */
 	struct ds_config cfg = {
-		.size	= rounddown(REAL_BUFFER_SIZE, DS_BTS_RECORD_SIZE),
-		.flags	= DS_TRACE_KERNEL,
+		.size		= rounddown(REAL_BUFFER_SIZE, DS_BTS_RECORD_SIZE),
+		.overflow	= real_full,
+		.flags		= DS_TRACE_KERNEL,
 	};
 	size_t i, index, end;
 	int calls = 0, user = 0;
@@ -540,6 +550,7 @@ static void test_real_hardware(struct kunit *test)
 		kunit_skip(test, "perf offers no BTS event here: %ld",
 			   PTR_ERR(event));
 	cfg.flags = DS_TRACE_USER;
+	cfg.overflow = NULL;
 	t = request(test, DS_BTS, current, -1, &cfg);
 	KUNIT_EXPECT_EQ(test, PTR_ERR_OR_ZERO(t), -EBUSY);
 	perf_event_release_kernel(event);
