@@ -547,6 +547,11 @@ static void test_case(const struct bts_case *c, bool aux, int type)
 	ksft_test_result(check(c, aux, mine, k), "%s %s\n", how, c->name);
 }
 
+/**
+ * main() - Run every case through the BTS counter and through intel_bts.
+ *
+ * Return: the kselftest exit status (KSFT_PASS, KSFT_FAIL or KSFT_SKIP).
+ */
 int main(void)
 {
 	struct perf_event_attr probe = {
