@@ -115,6 +115,16 @@ asm (".pushsection .text, \"ax\"\n"
 	"bts_far_tgt:\n"
 	"	lretq\n"
 	"bts_far_end:\n"
+	/* 20000 taken jnz: BTS buffers fill, the PMI drains them */
+	"bts_many_start:\n"
+	"	mov $20000, %ecx\n"
+	"bts_many_top:\n"
+	"	dec %ecx\n"
+	"bts_many_jnz:\n"
+	"	jnz bts_many_top\n"
+	"bts_many_ret:\n"
+	"	ret\n"
+	"bts_many_end:\n"
 	/* syscall (getppid) and the return from the kernel */
 	"bts_sys_start:\n"
 	"	mov $110, %eax\n"
@@ -151,6 +161,8 @@ LABEL(bts_loop_tgt); LABEL(bts_loop_end);
 LABEL(bts_str_start); LABEL(bts_str_ret); LABEL(bts_str_end);
 LABEL(bts_far_start); LABEL(bts_far_call); LABEL(bts_far_back);
 LABEL(bts_far_ret); LABEL(bts_far_tgt); LABEL(bts_far_end);
+LABEL(bts_many_start); LABEL(bts_many_top); LABEL(bts_many_jnz);
+LABEL(bts_many_ret); LABEL(bts_many_end);
 LABEL(bts_sys_start); LABEL(bts_sys_insn); LABEL(bts_sys_back);
 LABEL(bts_sys_end);
 LABEL(bts_int3_start); LABEL(bts_int3_insn); LABEL(bts_int3_back);
@@ -165,6 +177,7 @@ LABEL(bts_ud2_end);
 struct bts_pair {
 	const char *from;
 	const char *to;
+	int count;		/* times in a row; 0 means once */
 };
 
 #define MAX_PAIRS 8
@@ -188,13 +201,16 @@ static const struct bts_case cases[] = {
 		{ bts_call_i, bts_call_f }, { bts_call_f, bts_call_i_back },
 		{ bts_call_i_back, CALLER } } },
 	{ "loop_jrcxz", bts_loop_start, bts_loop_end, false, {
-		{ bts_loop_l, bts_loop_l }, { bts_loop_l, bts_loop_l },
+		{ bts_loop_l, bts_loop_l, 2 },
 		{ bts_loop_jrcxz, bts_loop_tgt }, { bts_loop_tgt, CALLER } } },
 	{ "string_repeat", bts_str_start, bts_str_end, false, {
 		{ bts_str_ret, CALLER } } },
 	{ "far_call_ret", bts_far_start, bts_far_end, false, {
 		{ bts_far_call, bts_far_tgt }, { bts_far_tgt, bts_far_back },
 		{ bts_far_ret, CALLER } } },
+	{ "many_branches", bts_many_start, bts_many_end, false, {
+		{ bts_many_jnz, bts_many_top, 19999 },
+		{ bts_many_ret, CALLER } } },
 	{ "syscall_sysret", bts_sys_start, bts_sys_end, true, {
 		{ bts_sys_insn, KERNEL }, { KERNEL, bts_sys_back },
 		{ bts_sys_back, CALLER } } },
@@ -209,9 +225,10 @@ static const struct bts_case cases[] = {
 struct bts_rec {
 	uint64_t from;
 	uint64_t to;
+	int count;		/* after merging repeats */
 };
 
-#define MAX_RECS 64
+#define MAX_RECS 32768
 
 static bool is_kernel(uint64_t addr)
 {
@@ -232,6 +249,7 @@ static void collect(const struct bts_case *c, struct bts_rec *recs, int *n,
 	if (*n < max) {
 		recs[*n].from = from;
 		recs[*n].to = to;
+		recs[*n].count = 1;
 	}
 	(*n)++;
 }
@@ -255,17 +273,20 @@ static void sig_handler(int sig, siginfo_t *info, void *ctx_void)
 		ctx->uc_mcontext.gregs[REG_RIP] += 2;	/* ud2 */
 }
 
+static bool drop[MAX_RECS];
+
 /*
  * Keep the records of the case: those leaving its code, and those coming
  * back into it from the kernel.  An interrupt leaves a pair from the
  * interrupted instruction into the kernel and back to it: drop those.
+ * Merge the same branch taken several times in a row into one record.
  */
 static int filter(const struct bts_case *c, const struct bts_rec *in, int n,
 		  struct bts_rec *out, int max)
 {
-	bool drop[MAX_RECS] = { false };
 	int i, j, k = 0;
 
+	memset(drop, 0, sizeof(drop));
 	for (i = 0; i < n; i++) {
 		if (!in_case(c, in[i].from) || !is_kernel(in[i].to))
 			continue;
@@ -280,12 +301,17 @@ static int filter(const struct bts_case *c, const struct bts_rec *in, int n,
 	for (i = 0; i < n; i++) {
 		if (drop[i])
 			continue;
-		if (in_case(c, in[i].from) ||
-		    (is_kernel(in[i].from) && in_case(c, in[i].to))) {
-			if (k == max)
-				return -1;
-			out[k++] = in[i];
+		if (!in_case(c, in[i].from) &&
+		    !(is_kernel(in[i].from) && in_case(c, in[i].to)))
+			continue;
+		if (k && out[k - 1].from == in[i].from &&
+		    out[k - 1].to == in[i].to) {
+			out[k - 1].count++;
+			continue;
 		}
+		if (k == max)
+			return -1;
+		out[k++] = in[i];
 	}
 	return k;
 }
@@ -328,7 +354,8 @@ static bool check(const struct bts_case *c, bool kernel,
 	ok = n == want;
 	for (i = 0; ok && i < n; i++)
 		ok = match_addr(c, exp[i].from, got[i].from) &&
-		     match_addr(c, exp[i].to, got[i].to);
+		     match_addr(c, exp[i].to, got[i].to) &&
+		     got[i].count == (exp[i].count ?: 1);
 	if (ok)
 		return true;
 	printf("# %s: %d records, expected %d\n", c->name, n, want);
@@ -337,7 +364,7 @@ static bool check(const struct bts_case *c, bool kernel,
 		print_addr(c, got[i].from);
 		printf(" ->");
 		print_addr(c, got[i].to);
-		printf("\n");
+		printf(" x%d\n", got[i].count);
 	}
 	return false;
 }
@@ -520,7 +547,7 @@ fail_close:
 static void test_case(const struct bts_case *c, bool aux, int type)
 {
 	const char *how = aux ? "intel_bts" : "bts_fixed";
-	struct bts_rec all[MAX_RECS], mine[MAX_RECS];
+	static struct bts_rec all[MAX_RECS], mine[MAX_RECS];
 	int n, k, tries;
 
 	for (tries = 0; tries < 3; tries++) {
