@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,7 +29,10 @@
 #include <linux/perf_event.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/ptrace.h>
 #include <sys/syscall.h>
+#include <sys/user.h>
+#include <sys/wait.h>
 #include <ucontext.h>
 
 #include "../kselftest.h"
@@ -147,6 +151,24 @@ asm (".pushsection .text, \"ax\"\n"
 	"bts_ud2_back:\n"
 	"	ret\n"
 	"bts_ud2_end:\n"
+	/* for PTRACE_SINGLEBLOCK (DEBUGCTL.BTF): a stop after each branch */
+	"bts_btf_start:\n"
+	"	int3\n"
+	"bts_btf_go:\n"
+	"	xor %eax, %eax\n"
+	"	jnz bts_btf_bad\n"
+	"	jmp bts_btf_t1\n"
+	"bts_btf_bad:\n"
+	"	ud2\n"
+	"bts_btf_t1:\n"
+	"	lea bts_btf_t2(%rip), %rax\n"
+	"	nop\n"
+	"	call *%rax\n"
+	"bts_btf_back:\n"
+	"	ret\n"
+	"bts_btf_t2:\n"
+	"	ret\n"
+	"bts_btf_end:\n"
 	".popsection\n");
 
 #define LABEL(x) extern const char x[]
@@ -169,6 +191,8 @@ LABEL(bts_int3_start); LABEL(bts_int3_insn); LABEL(bts_int3_back);
 LABEL(bts_int3_end);
 LABEL(bts_ud2_start); LABEL(bts_ud2_insn); LABEL(bts_ud2_back);
 LABEL(bts_ud2_end);
+LABEL(bts_btf_start); LABEL(bts_btf_go); LABEL(bts_btf_t1);
+LABEL(bts_btf_back); LABEL(bts_btf_t2); LABEL(bts_btf_end);
 
 /* wildcards in expected pairs */
 #define KERNEL	((const char *)1)	/* any kernel address */
@@ -574,6 +598,69 @@ static void test_case(const struct bts_case *c, bool aux, int type)
 	ksft_test_result(check(c, aux, mine, k), "%s %s\n", how, c->name);
 }
 
+static const struct bts_case btf_case = {
+	"ptrace_singleblock", bts_btf_start, bts_btf_end, false, {
+		{ NULL, bts_btf_t1 }, { NULL, bts_btf_t2 },
+		{ NULL, bts_btf_back }, { NULL, CALLER } } };
+
+/*
+ * PTRACE_SINGLEBLOCK sets EFLAGS.TF and DEBUGCTL.BTF: the child stops
+ * after each taken branch only, at its target; not after the other
+ * instructions nor after the not-taken jnz.
+ */
+static void test_singleblock(void)
+{
+	const struct bts_case *c = &btf_case;
+	unsigned long rip[MAX_PAIRS];
+	int status, i, n = 0;
+	bool ok = true;
+	pid_t pid;
+
+	pid = fork();
+	if (pid < 0)
+		ksft_exit_fail_msg("fork: %s\n", strerror(errno));
+	if (!pid) {
+		ptrace(PTRACE_TRACEME, 0, NULL, NULL);
+		raise(SIGSTOP);
+		run_case(c);
+		_exit(0);
+	}
+	waitpid(pid, &status, 0);		/* SIGSTOP */
+	ptrace(PTRACE_CONT, pid, NULL, NULL);
+	waitpid(pid, &status, 0);		/* the int3 */
+	while (n < MAX_PAIRS) {
+		if (ptrace(PTRACE_SINGLEBLOCK, pid, NULL, NULL)) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &status, 0);
+			ksft_test_result_skip("%s: PTRACE_SINGLEBLOCK: %s\n",
+					      c->name, strerror(errno));
+			return;
+		}
+		waitpid(pid, &status, 0);
+		if (!WIFSTOPPED(status) || WSTOPSIG(status) != SIGTRAP)
+			break;
+		rip[n] = ptrace(PTRACE_PEEKUSER, pid,
+				offsetof(struct user_regs_struct, rip), NULL);
+		if (!in_case(c, rip[n++]))
+			break;
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+
+	for (i = 0; i < MAX_PAIRS && c->expect[i].to; i++)
+		ok &= i < n && match_addr(c, c->expect[i].to, rip[i]);
+	ok &= n == i;
+	if (!ok) {
+		printf("# %s: %d stops, expected %d\n", c->name, n, i);
+		for (i = 0; i < n; i++) {
+			printf("#   stop at");
+			print_addr(c, rip[i]);
+			printf("\n");
+		}
+	}
+	ksft_test_result(ok, "%s\n", c->name);
+}
+
 /**
  * main() - Run every case through the BTS counter and through intel_bts.
  *
@@ -598,7 +685,7 @@ int main(void)
 	int i, fd, type;
 
 	ksft_print_header();
-	ksft_set_plan(2 * ncases);
+	ksft_set_plan(2 * ncases + 1);
 
 	sigaction(SIGTRAP, &sa, NULL);
 	sigaction(SIGILL, &sa, NULL);
@@ -630,5 +717,6 @@ int main(void)
 		else
 			test_case(&cases[i], true, type);
 	}
+	test_singleblock();
 	ksft_finished();
 }
