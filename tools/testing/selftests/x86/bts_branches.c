@@ -585,14 +585,15 @@ static void test_case(const struct bts_case *c, bool aux, int type)
 		break;
 	}
 	if (n < 0) {
-		ksft_test_result_fail("%s %s: tracing failed: %s\n", how,
-				      c->name, strerror(-n));
+		ksft_print_msg("%s %s: tracing failed: %s\n", how, c->name,
+			       strerror(-n));
+		ksft_test_result_fail("%s %s\n", how, c->name);
 		return;
 	}
 	k = n > MAX_RECS ? -1 : filter(c, all, n, mine, MAX_RECS);
 	if (k < 0) {
-		ksft_test_result_fail("%s %s: too many records\n", how,
-				      c->name);
+		ksft_print_msg("%s %s: too many records\n", how, c->name);
+		ksft_test_result_fail("%s %s\n", how, c->name);
 		return;
 	}
 	ksft_test_result(check(c, aux, mine, k), "%s %s\n", how, c->name);
