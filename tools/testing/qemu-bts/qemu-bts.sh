@@ -106,12 +106,15 @@ fetch_source() {
 		  private_apt "$apt" source qemu >&2; }; })
 }
 
+# Build into the cache unless it is there; set DIR to the cache directory
+# (computed once: the answer must name what was built).
 build() {
 	local dir ver work src log start
 
 	[ -f "$PATCH" ] || die "missing $PATCH"
 	install_deps
 	dir=$(cache_dir)
+	DIR=$dir
 	if [ -x "$dir/bin/qemu-system-x86_64" ]; then
 		return 0
 	fi
@@ -155,14 +158,14 @@ build() {
 case ${1:-} in
 path)
 	build
-	echo "$(cache_dir)/bin/qemu-system-x86_64"
+	echo "$DIR/bin/qemu-system-x86_64"
 	;;
 cpu)
 	echo "$CPU_ARG"
 	;;
 build)
 	build
-	say "$(cache_dir)/bin/qemu-system-x86_64"
+	say "$DIR/bin/qemu-system-x86_64"
 	;;
 *)
 	echo "usage: $0 path|cpu|build" >&2
