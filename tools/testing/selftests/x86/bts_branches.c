@@ -599,6 +599,15 @@ static void test_case(const struct bts_case *c, bool aux, int type)
 	ksft_test_result(check(c, aux, mine, k), "%s %s\n", how, c->name);
 }
 
+/* A SKIP line that names its case: "ok N HOW CASE # SKIP REASON" */
+static void skip_case(const char *how, const char *name, const char *reason)
+{
+	char full[64];
+
+	snprintf(full, sizeof(full), "%s %s", how, name);
+	ksft_test_result_code(KSFT_SKIP, full, "%s\n", reason);
+}
+
 static const struct bts_case btf_case = {
 	"ptrace_singleblock", bts_btf_start, bts_btf_end, false, {
 		{ NULL, bts_btf_t1 }, { NULL, bts_btf_t2 },
@@ -633,8 +642,9 @@ static void test_singleblock(void)
 		if (ptrace(PTRACE_SINGLEBLOCK, pid, NULL, NULL)) {
 			kill(pid, SIGKILL);
 			waitpid(pid, &status, 0);
-			ksft_test_result_skip("%s: PTRACE_SINGLEBLOCK: %s\n",
-					      c->name, strerror(errno));
+			ksft_test_result_code(KSFT_SKIP, c->name,
+					      "PTRACE_SINGLEBLOCK: %s\n",
+					      strerror(errno));
 			return;
 		}
 		waitpid(pid, &status, 0);
@@ -706,15 +716,14 @@ int main(void)
 
 	for (i = 0; i < ncases; i++) {
 		if (fixed_skip)
-			ksft_test_result_skip("bts_fixed %s: %s\n",
-					      cases[i].name, fixed_skip);
+			skip_case("bts_fixed", cases[i].name, fixed_skip);
 		else
 			test_case(&cases[i], false, 0);
 	}
 	for (i = 0; i < ncases; i++) {
 		if (type < 0)
-			ksft_test_result_skip("intel_bts %s: %s\n", cases[i].name,
-					      "no intel_bts PMU (no BTS, or PTI on: boot with pti=off)");
+			skip_case("intel_bts", cases[i].name,
+				  "no intel_bts PMU (no BTS, or PTI on: boot with pti=off)");
 		else
 			test_case(&cases[i], true, type);
 	}
