@@ -10,6 +10,7 @@
  */
 #define _GNU_SOURCE
 
+#include <assert.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -33,13 +34,13 @@
 #include "../kselftest_harness.h"
 
 /* The ABI: one layout for every tracer, whatever its word size. */
-_Static_assert(sizeof(struct ptrace_bts_config) == 16, "config size");
-_Static_assert(offsetof(struct ptrace_bts_config, bts_size) == 12, "config");
-_Static_assert(sizeof(struct bts_struct) == 32, "record size");
-_Static_assert(offsetof(struct bts_struct, pid) == 4, "record pid");
-_Static_assert(offsetof(struct bts_struct, from) == 8, "record from");
-_Static_assert(offsetof(struct bts_struct, to) == 16, "record to");
-_Static_assert(offsetof(struct bts_struct, clock) == 24, "record clock");
+static_assert(sizeof(struct ptrace_bts_config) == 16, "config size");
+static_assert(offsetof(struct ptrace_bts_config, bts_size) == 12, "config");
+static_assert(sizeof(struct bts_struct) == 32, "record size");
+static_assert(offsetof(struct bts_struct, pid) == 4, "record pid");
+static_assert(offsetof(struct bts_struct, from) == 8, "record from");
+static_assert(offsetof(struct bts_struct, to) == 16, "record to");
+static_assert(offsetof(struct bts_struct, clock) == 24, "record clock");
 
 #define REC		sizeof(struct bts_struct)
 #define NOBODY		65534
@@ -123,24 +124,47 @@ static void busy_sleeper(void)
 }
 
 /*
- * Two jumps at known addresses, for a BTS model or a real cpu: the trace
- * must hold bts_jmp0 -> bts_jmp1 and then bts_jmp1 -> bts_end.
+ * Two jumps, for a BTS model or a real cpu: the trace must hold jmp0 ->
+ * jmp1 and right after it jmp1 -> end.  Local labels, so that the
+ * compiler may copy the code; the addresses are those of this copy.
  */
-extern char bts_jmp0[], bts_jmp1[], bts_end[];
+struct branches {
+	unsigned long jmp0, jmp1, end;
+};
 
-static void __attribute__((noinline, noclone)) run_known_branches(void)
+/* The addresses of the labels 1, 2 and 3 below, into %0, %1 and %2. */
+#ifdef __x86_64__
+#define LOAD_LABELS	"lea 1f(%%rip), %0\n\t" \
+			"lea 2f(%%rip), %1\n\t" \
+			"lea 3f(%%rip), %2\n\t"
+#else
+#define LOAD_LABELS	"mov $1f, %0\n\t" \
+			"mov $2f, %1\n\t" \
+			"mov $3f, %2\n\t"
+#endif
+
+static void take_branches(struct branches *b)
 {
-	asm volatile(".globl bts_jmp0, bts_jmp1, bts_end\n\t"
-		     "bts_jmp0: jmp bts_jmp1\n\t"
+	asm volatile(LOAD_LABELS
+		     "1: jmp 2f\n\t"
 		     "ud2\n\t"
-		     "bts_jmp1: jmp bts_end\n\t"
+		     "2: jmp 3f\n\t"
 		     "ud2\n\t"
-		     "bts_end: nop\n\t" ::: "memory");
+		     "3:\n\t"
+		     : "=r" (b->jmp0), "=r" (b->jmp1), "=r" (b->end)
+		     : : "memory");
 }
+
+/* Where the tracee tells the tracer its addresses (shared memory). */
+static struct branches *shared_branches;
 
 static void brancher(void)
 {
-	run_known_branches();
+	struct branches b;
+
+	take_branches(&b);
+	if (shared_branches)
+		*shared_branches = b;
 	stop_forever();
 }
 
@@ -445,7 +469,7 @@ TEST(request_errors)
 	EXPECT_EQ(-1, bts(PTRACE_BTS_GET, pid, 8, 0));
 	EXPECT_EQ(EFAULT, errno);
 	r = calloc(n, REC);
-	ASSERT_TRUE(r != NULL);
+	ASSERT_TRUE(!!r);
 	EXPECT_EQ(-1, bts(PTRACE_BTS_DRAIN, pid, (unsigned long)r,
 			  (n - 1) * REC));
 	EXPECT_EQ(EIO, errno);
@@ -507,7 +531,7 @@ TEST(get_agrees_with_drain)
 	n = bts(PTRACE_BTS_SIZE, pid, 0, 0);
 	ASSERT_LT(0, n);
 	g = calloc(n, REC);
-	ASSERT_TRUE(g != NULL);
+	ASSERT_TRUE(!!g);
 	for (i = 0; i < n; i++)
 		ASSERT_EQ(0, bts(PTRACE_BTS_GET, pid, (unsigned long)&g[i], i));
 	/* GET does not consume. */
@@ -576,7 +600,7 @@ TEST(reconfigure_keeps_records)
 	n = bts(PTRACE_BTS_SIZE, pid, 0, 0);
 	ASSERT_LT(0, n);
 	before = calloc(n, REC);
-	ASSERT_TRUE(before != NULL);
+	ASSERT_TRUE(!!before);
 	ASSERT_EQ(0, bts(PTRACE_BTS_GET, pid, (unsigned long)before, 0));
 
 	/* Off: the records stay, nothing new comes. */
@@ -799,7 +823,7 @@ TEST(tracee_killed_while_draining)
 		_exit(0);
 	}
 	r = calloc(4096, REC);
-	ASSERT_TRUE(r != NULL);
+	ASSERT_TRUE(!!r);
 	/* Requests succeed until the kill takes the tracee away. */
 	do {
 		ret = bts(PTRACE_BTS_DRAIN, pid, (unsigned long)r, 4096 * REC);
@@ -876,6 +900,8 @@ static void become_nobody(void)
 {
 	CHILD_CHECK(!setgid(NOBODY));
 	CHILD_CHECK(!setuid(NOBODY));
+	/* Changing credentials made us undumpable: we could not attach. */
+	CHILD_CHECK(!prctl(PR_SET_DUMPABLE, 1));
 }
 
 static void set_memlock(rlim_t bytes)
@@ -1003,14 +1029,16 @@ TEST(unprivileged)
 
 TEST(known_branches)
 {
-	unsigned long j0 = (unsigned long)bts_jmp0;
-	unsigned long j1 = (unsigned long)bts_jmp1;
-	unsigned long end = (unsigned long)bts_end;
 	int first = -1, second = -1;
 	struct bts_struct *r;
+	struct branches *b;
 	long n, i;
 	pid_t pid;
 
+	b = mmap(NULL, sizeof(*b), PROT_READ | PROT_WRITE,
+		 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_TRUE(b != MAP_FAILED);
+	shared_branches = b;
 	pid = spawn(brancher);
 	ASSERT_LT(0, pid);
 	if (config(pid, PTRACE_BTS_O_ALLOC | PTRACE_BTS_O_TRACE, 4096 * REC,
@@ -1032,9 +1060,9 @@ TEST(known_branches)
 		EXPECT_FALSE(is_kernel_address(r[i].to));
 		if (r[i].qualifier != BTS_BRANCH)
 			continue;
-		if (r[i].from == j0 && r[i].to == j1 && first < 0)
+		if (r[i].from == b->jmp0 && r[i].to == b->jmp1 && first < 0)
 			first = i;
-		if (r[i].from == j1 && r[i].to == end && first >= 0)
+		if (r[i].from == b->jmp1 && r[i].to == b->end && first >= 0)
 			second = i;
 	}
 	TH_LOG("%ld records; jmp0 -> jmp1 at %d, jmp1 -> end at %d", n, first,
@@ -1044,8 +1072,16 @@ TEST(known_branches)
 	EXPECT_EQ(first + 1, second);
 	free(r);
 	reap(pid);
+	munmap(b, sizeof(*b));
 }
 
+/**
+ * main() - the tests, or the program the exec_record tracee executes
+ * @argc: argument count
+ * @argv: arguments; "--bts-idle" for the exec_record tracee
+ *
+ * Return: the kselftest harness's exit status.
+ */
 int main(int argc, char **argv)
 {
 	/* The program the exec_record tracee executes. */
