@@ -885,6 +885,45 @@ TEST(tracer_killed_while_draining)
 }
 
 /*
+ * A tracer of the other word size: ptrace_bts_32 traces ptrace_bts_64 and
+ * the other way round, through the same structures.
+ */
+
+static char *other_exe;
+
+static void exec_other(void)
+{
+	execl(other_exe, other_exe, "--bts-idle", NULL);
+	_exit(99);
+}
+
+TEST(other_word_size_tracee)
+{
+	struct bts_struct *r;
+	long n;
+	pid_t pid;
+
+	if (!other_exe || access(other_exe, X_OK))
+		SKIP(return, "no %s next to this program",
+		     sizeof(long) == 4 ? "ptrace_bts_64" : "ptrace_bts_32");
+
+	pid = spawn(exec_other);
+	ASSERT_LT(0, pid);
+	/* The exec's SIGTRAP: the other program is loaded. */
+	ASSERT_EQ(SIGTRAP, cont(pid, 0));
+	ASSERT_EQ(0, config(pid, PTRACE_BTS_O_ALLOC | PTRACE_BTS_O_SCHED,
+			    64 * REC, 0));
+	EXPECT_EQ(PTRACE_BTS_O_SCHED, status(pid).flags);
+	EXPECT_EQ(64 * REC, status(pid).size);
+	ASSERT_EQ(SIGSTOP, cont(pid, 0));
+	n = drain(pid, &r, 64);
+	ASSERT_LE(2, n);
+	EXPECT_EQ(0, check_switches(r, n, pid, BTS_TASK_ARRIVES));
+	free(r);
+	reap(pid);
+}
+
+/*
  * Privilege and memory.
  */
 
@@ -1075,6 +1114,21 @@ TEST(known_branches)
 	munmap(b, sizeof(*b));
 }
 
+/* ptrace_bts_64 for ptrace_bts_32 and the other way round. */
+static char *sibling(const char *exe)
+{
+	size_t len = strlen(exe);
+	char *other;
+
+	if (len < 3 || (strcmp(exe + len - 3, "_32") &&
+			strcmp(exe + len - 3, "_64")))
+		return NULL;
+	other = strdup(exe);
+	if (other)
+		memcpy(other + len - 2, sizeof(long) == 4 ? "64" : "32", 2);
+	return other;
+}
+
 /**
  * main() - the tests, or the program the exec_record tracee executes
  * @argc: argument count
@@ -1091,5 +1145,6 @@ int main(int argc, char **argv)
 	self_exe = realpath("/proc/self/exe", NULL);
 	if (!self_exe)
 		self_exe = argv[0];
+	other_exe = sibling(self_exe);
 	return test_harness_run(argc, argv);
 }
