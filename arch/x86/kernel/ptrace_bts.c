@@ -19,14 +19,13 @@
  */
 
 #include <linux/err.h>
-#include <linux/lockdep.h>
 #include <linux/minmax.h>
 #include <linux/mm.h>
-#include <linux/mutex.h>
 #include <linux/pid.h>
 #include <linux/ptrace.h>
 #include <linux/resource.h>
 #include <linux/sched.h>
+#include <linux/sched/jobctl.h>
 #include <linux/sched/mm.h>
 #include <linux/sched/signal.h>
 #include <linux/signal.h>
@@ -82,19 +81,26 @@ struct ptrace_bts {
 };
 
 /*
- * Locking rules:
+ * Serialization, without a lock of our own:
  *
- * 1. ptrace_bts_mutex protects every task's thread.ptrace_bts and the
- *    struct ptrace_bts it points to.  The tracer's requests, detach and the
- *    tracee's exit take it; they are serialized by ptrace already (the
- *    tracee is frozen during a request and cannot exit), the mutex keeps
- *    it so should that ever change.
- * 2. The overflow callback reads @task and @signal without it: they do not
- *    change while @tracer exists, and ds_release() waits for the callback.
- * 3. It nests outside the arbiter's ds_mutex and the tracer's mmap_lock
- *    (copies to user space).
+ * 1. A task's thread.ptrace_bts, and the struct ptrace_bts it points to,
+ *    are used by the task's tracer while the task is frozen in a ptrace
+ *    stop (ptrace_check_attach() to ptrace_unfreeze_traced(): requests and
+ *    ptrace_disable()), and by the task itself in exit_thread().  A frozen
+ *    task does not run and an exiting one is not stopped, so they exclude
+ *    each other, and only one tracer at a time has the task frozen.
+ *    ptrace_bts_assert_owner() checks it where it is relied on.
+ * 2. Hence no global lock: a tracer whose copy to user space faults slowly
+ *    (userfaultfd) holds up no one but itself.
+ * 3. The overflow callback reads @task and @signal from interrupt context:
+ *    they do not change while @tracer exists, and ds_release() waits for
+ *    the callback.
  */
-static DEFINE_MUTEX(ptrace_bts_mutex);
+static void ptrace_bts_assert_owner(struct task_struct *task)
+{
+	WARN_ON_ONCE(task != current &&
+		     !(READ_ONCE(task->jobctl) & JOBCTL_PTRACE_FROZEN));
+}
 
 /*
  * Memory accounting: the buffer is pinned kernel memory the tracer asked
@@ -138,8 +144,6 @@ static void ptrace_bts_span(struct ptrace_bts *bts, size_t *first,
 			    size_t *count)
 {
 	size_t index = 0;
-
-	lockdep_assert_held(&ptrace_bts_mutex);
 
 	*first = 0;
 	if (!bts->tracer) {
@@ -218,8 +222,6 @@ static u32 ptrace_bts_pid(struct ptrace_bts *bts)
 /* Empty the buffer; zeroed, see ptrace_bts_span(). */
 static void ptrace_bts_empty(struct ptrace_bts *bts)
 {
-	lockdep_assert_held(&ptrace_bts_mutex);
-
 	if (bts->tracer) {
 		/* Also re-arms the overflow signal. */
 		WARN_ON_ONCE(ds_clear(bts->tracer));
@@ -257,7 +259,6 @@ static int ptrace_bts_load(struct ptrace_bts *bts, struct ds_bts_record *buf,
 	};
 	struct ds_tracer *tracer;
 
-	lockdep_assert_held(&ptrace_bts_mutex);
 	if (WARN_ON_ONCE(bts->tracer || count > nr))
 		return -EINVAL;
 
@@ -299,8 +300,6 @@ static int ptrace_bts_load(struct ptrace_bts *bts, struct ds_bts_record *buf,
 /* Stop recording; the records stay in the buffer. */
 static void ptrace_bts_stop(struct ptrace_bts *bts)
 {
-	lockdep_assert_held(&ptrace_bts_mutex);
-
 	if (bts->tracer) {
 		WARN_ON_ONCE(ds_release(bts->tracer));
 		bts->tracer = NULL;
@@ -345,8 +344,7 @@ static void ptrace_bts_free_buf(struct ptrace_bts *bts)
 /* Forget everything: no recording, no buffer, no charge. */
 static void ptrace_bts_free(struct ptrace_bts *bts)
 {
-	lockdep_assert_held(&ptrace_bts_mutex);
-
+	ptrace_bts_assert_owner(bts->task);
 	ptrace_bts_stop(bts);
 	ptrace_bts_free_buf(bts);
 	bts->task->thread.ptrace_bts = NULL;
@@ -614,7 +612,7 @@ long ptrace_bts_request(struct task_struct *child, long request,
 	size_t first, count;
 	long ret;
 
-	mutex_lock(&ptrace_bts_mutex);
+	ptrace_bts_assert_owner(child);
 	bts = child->thread.ptrace_bts;
 	if (bts && bts->owner != task_pid(current)) {
 		ptrace_bts_free(bts);
@@ -655,7 +653,6 @@ long ptrace_bts_request(struct task_struct *child, long request,
 		ret = -EIO;
 		break;
 	}
-	mutex_unlock(&ptrace_bts_mutex);
 	return ret;
 }
 
@@ -672,17 +669,11 @@ long ptrace_bts_request(struct task_struct *child, long request,
  */
 void ptrace_bts_release(struct task_struct *child)
 {
-	struct ptrace_bts *bts;
+	struct ptrace_bts *bts = child->thread.ptrace_bts;
 
-	/* Set only by the tracer while @child is stopped: not now. */
-	if (!READ_ONCE(child->thread.ptrace_bts))
-		return;
-
-	mutex_lock(&ptrace_bts_mutex);
-	bts = child->thread.ptrace_bts;
+	/* Serialization rule 1: @child is frozen for us or is current. */
 	if (bts)
 		ptrace_bts_free(bts);
-	mutex_unlock(&ptrace_bts_mutex);
 }
 
 /**
