@@ -61,6 +61,7 @@
  *	has exited.  Holds a reference on the task.
  * @cpu: the traced cpu; -1 for a per-task tracer
  * @detached: the traced task has exited
+ * @soft: a %DS_TIMESTAMPS-only task tracer: software records, no hardware
  * @suspended: ds_suspend() was called
  * @overflow: the overflow callback; %NULL for a circular buffer
  * @data: the callback's argument
@@ -81,6 +82,7 @@ struct ds_tracer {
 	struct task_struct *task;
 	int cpu;
 	bool detached;
+	bool soft;
 	bool suspended;
 	void (*overflow)(struct ds_tracer *tracer, void *data);
 	void *data;
@@ -604,9 +606,11 @@ static int ds_check_config(enum ds_half half, struct task_struct *task,
 		return -EINVAL;
 	if (cfg->flags & ~DS_FLAGS_ALL)
 		return -EINVAL;
-	if (!(cfg->flags & (DS_TRACE_USER | DS_TRACE_KERNEL)))
-		return -EINVAL;
 	if ((cfg->flags & DS_TIMESTAMPS) && (half != DS_BTS || !task))
+		return -EINVAL;
+	/* Only a task's switch records do without a mode to trace. */
+	if (!(cfg->flags & (DS_TRACE_USER | DS_TRACE_KERNEL)) &&
+	    cfg->flags != DS_TIMESTAMPS)
 		return -EINVAL;
 	if (!cfg->overflow && cfg->threshold)
 		return -EINVAL;
@@ -633,26 +637,42 @@ static void ds_overflow_work(struct irq_work *work)
 	t->overflow(t, t->data);
 }
 
+/*
+ * A tracer of a task's switch records alone is all software: it works on a
+ * cpu without BTS and does not borrow the half from perf.
+ */
+static bool ds_is_soft(enum ds_half half, struct task_struct *task,
+		       const struct ds_config *cfg)
+{
+	return cfg && half == DS_BTS && task && cfg->flags == DS_TIMESTAMPS;
+}
+
 static struct ds_tracer *ds_request(enum ds_half half,
 				    struct task_struct *task, int cpu,
 				    const struct ds_config *cfg)
 {
+	bool soft = ds_is_soft(half, task, cfg);
 	struct ds_tracer *t, **slot;
 	struct ds_hw_info info;
 	size_t nr;
 	int err;
 
 	/* No hardware, no MSR access: every request fails the same way. */
-	if (!ds_ops->supported(half))
+	if (!soft && !ds_ops->supported(half))
 		return ERR_PTR(-EOPNOTSUPP);
 
 	err = ds_check_config(half, task, cpu, cfg);
 	if (err)
 		return ERR_PTR(err);
 
-	err = ds_ops->info(half, &info);
-	if (err)
-		return ERR_PTR(err);
+	if (soft) {
+		info.record_size = DS_BTS_RECORD_SIZE;
+		info.window_size = 0;
+	} else {
+		err = ds_ops->info(half, &info);
+		if (err)
+			return ERR_PTR(err);
+	}
 
 	if (!cfg->size || cfg->size % info.record_size)
 		return ERR_PTR(-EINVAL);
@@ -666,6 +686,7 @@ static struct ds_tracer *ds_request(enum ds_half half,
 
 	t->half = half;
 	t->flags = cfg->flags;
+	t->soft = soft;
 	t->cpu = task ? -1 : cpu;
 	t->overflow = cfg->overflow;
 	t->data = cfg->data;
@@ -680,7 +701,7 @@ static struct ds_tracer *ds_request(enum ds_half half,
 	mutex_lock(&ds_mutex);
 
 	err = -EBUSY;
-	if (ds_perf_users[half])
+	if (!soft && ds_perf_users[half])
 		goto out_free;
 
 	slot = task ? ds_task_slot(task, half) : ds_cpu_slot(cpu, half);
@@ -703,15 +724,19 @@ static struct ds_tracer *ds_request(enum ds_half half,
 			goto out_untag;
 	}
 
-	if (!ds_users[half]) {
-		err = ds_reserve(half, &info);
-		if (err)
+	/* A soft tracer has nothing to borrow. */
+	if (!soft) {
+		if (!ds_users[half]) {
+			err = ds_reserve(half, &info);
+			if (err)
+				goto out_untag;
+		} else if (WARN_ON_ONCE(info.record_size !=
+					ds_info[half].record_size)) {
+			err = -EINVAL;
 			goto out_untag;
-	} else if (WARN_ON_ONCE(info.record_size != ds_info[half].record_size)) {
-		err = -EINVAL;
-		goto out_untag;
+		}
+		ds_users[half]++;
 	}
-	ds_users[half]++;
 
 	if (task) {
 		get_task_struct(task);
@@ -749,11 +774,16 @@ out_free:
  * @task and is detached when @task exits; the buffer stays the caller's
  * until ds_release().
  *
+ * A task tracer with @cfg->flags just %DS_TIMESTAMPS gets only the escape
+ * records of @task's context switches and exec.  It is all software: it
+ * works on a cpu without BTS and does not keep perf from using BTS.
+ *
  * This layer does not check permissions: the caller decides whether it may
  * trace @task or @cpu.
  *
  * Context: process context, may sleep.
- * Return: the tracer; ERR_PTR(-EOPNOTSUPP) if the cpu has no BTS,
+ * Return: the tracer; ERR_PTR(-EOPNOTSUPP) if the cpu has no BTS (and
+ * the request is not for switch records alone),
  * ERR_PTR(-EINVAL) for a bad @cfg, @task or @cpu, ERR_PTR(-EBUSY) if @task
  * or @cpu already has a BTS tracer or perf uses BTS, ERR_PTR(-ESRCH) if
  * @task is exiting, ERR_PTR(-ENOMEM).
@@ -822,7 +852,7 @@ int ds_release(struct ds_tracer *tracer)
 	/* A context switch may still be looking at the tracer. */
 	synchronize_rcu();
 
-	if (!--ds_users[half])
+	if (!tracer->soft && !--ds_users[half])
 		ds_unreserve(half);
 	mutex_unlock(&ds_mutex);
 
@@ -1169,6 +1199,21 @@ EXPORT_SYMBOL_GPL(ds_set_pebs_reset);
  * Hooks of the x86 core.
  */
 
+/*
+ * A switch record for @task's BTS tracer, read from the slot rather than
+ * from what is loaded: a %DS_TIMESTAMPS-only tracer loads no hardware.
+ */
+static void ds_switch_record(struct task_struct *task,
+			     enum ds_bts_qualifier qual)
+{
+	struct ds_tracer *t;
+
+	/* Locking rule 2: interrupts are disabled on @task's cpu. */
+	t = ds_live(READ_ONCE(*ds_task_slot(task, DS_BTS)));
+	if (t && (t->flags & DS_TIMESTAMPS))
+		ds_store_escape(t, qual);
+}
+
 /**
  * ds_switch_to() - context switch of a traced task
  * @prev: the task switched out
@@ -1182,7 +1227,6 @@ EXPORT_SYMBOL_GPL(ds_set_pebs_reset);
 void ds_switch_to(struct task_struct *prev, struct task_struct *next)
 {
 	struct ds_cpu *dc = this_cpu_ptr(&ds_cpus);
-	struct ds_tracer *t;
 	int half;
 
 	lockdep_assert_irqs_disabled();
@@ -1190,18 +1234,16 @@ void ds_switch_to(struct task_struct *prev, struct task_struct *next)
 	for (half = 0; half < DS_NR_HALVES; half++) {
 		struct ds_cpu_half *ch = &dc->half[half];
 
-		t = ch->loaded[DS_LOADED_TASK];
+		/* @prev's branches go into its buffer before the record. */
 		ds_cpu_unload(ch, half);
-		if (t && (t->flags & DS_TIMESTAMPS))
-			ds_store_escape(t, DS_BTS_TASK_DEPARTS);
+		if (half == DS_BTS)
+			ds_switch_record(prev, DS_BTS_TASK_DEPARTS);
 
 		/* Pairs with the release in ds_reserve(): ds_info is set. */
-		if (!smp_load_acquire(&ds_active[half]))
-			continue;
-		ds_cpu_load(ch, half, next);
-		t = ch->loaded[DS_LOADED_TASK];
-		if (t && (t->flags & DS_TIMESTAMPS))
-			ds_store_escape(t, DS_BTS_TASK_ARRIVES);
+		if (smp_load_acquire(&ds_active[half]))
+			ds_cpu_load(ch, half, next);
+		if (half == DS_BTS)
+			ds_switch_record(next, DS_BTS_TASK_ARRIVES);
 	}
 }
 

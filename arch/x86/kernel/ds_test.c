@@ -617,7 +617,8 @@ static void test_invalid(struct kunit *test)
 	} while (0)
 
 	EXPECT_INVALID(current, -1, cfg.flags = 0);
-	EXPECT_INVALID(current, -1, cfg.flags = DS_TIMESTAMPS);
+	/* Switch records alone are for a task, not for a cpu. */
+	EXPECT_INVALID(NULL, cpu, cfg.flags = DS_TIMESTAMPS);
 	EXPECT_INVALID(current, -1, cfg.flags |= BIT(7));
 	EXPECT_INVALID(current, -1, cfg.base = NULL);
 	EXPECT_INVALID(current, -1, cfg.base += 8);
@@ -994,6 +995,45 @@ static void test_timestamps(struct kunit *test)
 	KUNIT_EXPECT_LE(test, dep->flags, arr->flags);
 }
 
+static void test_timestamps_only(struct kunit *test)
+{
+	struct ds_config cfg = config(test, DS_BTS, 64, DS_TIMESTAMPS);
+	const struct ds_bts_record *rec;
+	struct ds_tracer *t;
+	size_t i, n;
+
+	/* Software records need no hardware and borrow nothing. */
+	model_supported[DS_BTS] = false;
+	model_supported[DS_PEBS] = false;
+
+	t = request_ok(test, DS_BTS, current, -1, &cfg);
+	KUNIT_EXPECT_TRUE(test, test_thread_flag(TIF_DS));
+	KUNIT_EXPECT_EQ(test, model_reserved[DS_BTS], 0);
+	KUNIT_EXPECT_EQ(test, ds_nr_users(DS_BTS), 0);
+	KUNIT_EXPECT_EQ(test, this_ctl(DS_BTS), 0);
+	msleep(20);
+
+	/* Departures and arrivals alternate, in time order. */
+	n = index_of(test, t);
+	KUNIT_ASSERT_GE(test, n, 2);
+	for (i = 0; i < n; i++) {
+		rec = bts(test, t, i);
+		KUNIT_EXPECT_EQ(test, rec->from, DS_BTS_ESCAPE);
+		KUNIT_EXPECT_EQ(test, rec->to, i % 2 ? DS_BTS_TASK_ARRIVES :
+			       DS_BTS_TASK_DEPARTS);
+		if (i)
+			KUNIT_EXPECT_LE(test, bts(test, t, i - 1)->flags,
+					rec->flags);
+	}
+
+	/* A second tracer of the task is refused like any other. */
+	KUNIT_EXPECT_EQ(test, PTR_ERR(request(test, DS_BTS, current, -1, &cfg)),
+			-EBUSY);
+	release(test, t);
+	KUNIT_EXPECT_FALSE(test, test_thread_flag(TIF_DS));
+	KUNIT_EXPECT_EQ(test, model_reserved[DS_BTS], 0);
+}
+
 static void emit_and_exit(struct on_cpu *oc)
 {
 	emit_user(1);
@@ -1220,6 +1260,7 @@ static struct kunit_case x86_ds_test_cases[] = {
 	KUNIT_CASE(test_write_reset_clear),
 	KUNIT_CASE(test_suspend_resume),
 	KUNIT_CASE(test_timestamps),
+	KUNIT_CASE(test_timestamps_only),
 	KUNIT_CASE(test_exit),
 	KUNIT_CASE(test_request_exiting),
 	KUNIT_CASE(test_exec),

@@ -1,0 +1,1150 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * PTRACE_BTS_*: the branch trace of a tracee, for debuggers.
+ *
+ * Every request and its errors, the memory accounting, who may see what,
+ * switch records (software: they work on any cpu), the overflow signal,
+ * fork, exec, detach, a tracer that goes away, and the branches of a known
+ * code sequence where the cpu has BTS.  Built as ptrace_bts_32 and
+ * ptrace_bts_64: the structures have one layout for both.
+ */
+#define _GNU_SOURCE
+
+#include <assert.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Not <sys/ptrace.h>: its enum clashes with the kernel's numbers. */
+#include <linux/ptrace.h>
+#include <asm/ptrace-bts.h>
+
+#include "../kselftest_harness.h"
+
+/* The ABI: one layout for every tracer, whatever its word size. */
+static_assert(sizeof(struct ptrace_bts_config) == 16, "config size");
+static_assert(offsetof(struct ptrace_bts_config, bts_size) == 12, "config");
+static_assert(sizeof(struct bts_struct) == 32, "record size");
+static_assert(offsetof(struct bts_struct, pid) == 4, "record pid");
+static_assert(offsetof(struct bts_struct, from) == 8, "record from");
+static_assert(offsetof(struct bts_struct, to) == 16, "record to");
+static_assert(offsetof(struct bts_struct, clock) == 24, "record clock");
+
+#define REC		sizeof(struct bts_struct)
+#define NOBODY		65534
+#define SLEEPS		5
+
+static long bts(long request, pid_t pid, unsigned long addr,
+		unsigned long data)
+{
+	return syscall(SYS_ptrace, request, pid, addr, data);
+}
+
+static long config(pid_t pid, unsigned int flags, unsigned int size,
+		   unsigned int signal)
+{
+	struct ptrace_bts_config cfg = {
+		.size = size, .flags = flags, .signal = signal,
+	};
+
+	return bts(PTRACE_BTS_CONFIG, pid, (unsigned long)&cfg, sizeof(cfg));
+}
+
+static struct ptrace_bts_config status(pid_t pid)
+{
+	struct ptrace_bts_config cfg;
+
+	memset(&cfg, 0xa5, sizeof(cfg));
+	if (bts(PTRACE_BTS_STATUS, pid, (unsigned long)&cfg, sizeof(cfg)))
+		memset(&cfg, 0xff, sizeof(cfg));
+	return cfg;
+}
+
+/* Whether the kernel should offer branch recording here. */
+static bool cpu_has_bts(void)
+{
+	bool bts = false, dtes64 = false;
+	char line[4096];
+	FILE *f;
+
+	f = fopen("/proc/cpuinfo", "r");
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "flags", 5))
+			continue;
+		bts = strstr(line, " bts ") || strstr(line, " bts\n");
+		dtes64 = strstr(line, " dtes64 ");
+		break;
+	}
+	fclose(f);
+	return bts && dtes64;
+}
+
+static bool is_kernel_address(uint64_t addr)
+{
+	return addr >> 63;
+}
+
+/*
+ * Tracees.
+ */
+
+static void stop_forever(void)
+{
+	for (;;)
+		raise(SIGSTOP);
+}
+
+static void sleeper(void)
+{
+	int i;
+
+	for (i = 0; i < SLEEPS; i++)
+		usleep(2000);
+	stop_forever();
+}
+
+static void busy_sleeper(void)
+{
+	for (;;)
+		usleep(200);
+}
+
+/*
+ * Two jumps, for a BTS model or a real cpu: the trace must hold jmp0 ->
+ * jmp1 and right after it jmp1 -> end.  Local labels, so that the
+ * compiler may copy the code; the addresses are those of this copy.
+ */
+struct branches {
+	unsigned long jmp0, jmp1, end;
+};
+
+/* The addresses of the labels 1, 2 and 3 below, into %0, %1 and %2. */
+#ifdef __x86_64__
+#define LOAD_LABELS	"lea 1f(%%rip), %0\n\t" \
+			"lea 2f(%%rip), %1\n\t" \
+			"lea 3f(%%rip), %2\n\t"
+#else
+#define LOAD_LABELS	"mov $1f, %0\n\t" \
+			"mov $2f, %1\n\t" \
+			"mov $3f, %2\n\t"
+#endif
+
+static void take_branches(struct branches *b)
+{
+	asm volatile(LOAD_LABELS
+		     "1: jmp 2f\n\t"
+		     "ud2\n\t"
+		     "2: jmp 3f\n\t"
+		     "ud2\n\t"
+		     "3:\n\t"
+		     : "=r" (b->jmp0), "=r" (b->jmp1), "=r" (b->end)
+		     : : "memory");
+}
+
+/* Where the tracee tells the tracer its addresses (shared memory). */
+static struct branches *shared_branches;
+
+static void brancher(void)
+{
+	struct branches b;
+
+	take_branches(&b);
+	if (shared_branches)
+		*shared_branches = b;
+	stop_forever();
+}
+
+static void forker(void)
+{
+	pid_t pid = fork();
+
+	if (!pid)
+		stop_forever();
+	stop_forever();
+}
+
+static char *self_exe;
+
+static void execer(void)
+{
+	execl(self_exe, self_exe, "--bts-idle", NULL);
+	_exit(99);
+}
+
+/* Fork a tracee stopped at its first SIGSTOP, about to run @fn. */
+static pid_t spawn(void (*fn)(void))
+{
+	int st;
+	pid_t pid;
+
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (!pid) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (bts(PTRACE_TRACEME, 0, 0, 0))
+			_exit(98);
+		raise(SIGSTOP);
+		fn();
+		_exit(0);
+	}
+	if (waitpid(pid, &st, 0) != pid || !WIFSTOPPED(st) ||
+	    WSTOPSIG(st) != SIGSTOP)
+		return -1;
+	bts(PTRACE_SETOPTIONS, pid, 0, PTRACE_O_EXITKILL);
+	return pid;
+}
+
+/* Continue @pid (with @sig) until its next stop; the stop signal or -1. */
+static int cont(pid_t pid, int sig)
+{
+	int st;
+
+	if (bts(PTRACE_CONT, pid, 0, sig))
+		return -1;
+	if (waitpid(pid, &st, 0) != pid || !WIFSTOPPED(st))
+		return -1;
+	return st >> 8;
+}
+
+static void reap(pid_t pid)
+{
+	int st;
+
+	if (pid <= 0)
+		return;
+	kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
+}
+
+/* Drain @pid into a new array of at most @max records; the count. */
+static long drain(pid_t pid, struct bts_struct **out, size_t max)
+{
+	*out = calloc(max ? max : 1, REC);
+	return bts(PTRACE_BTS_DRAIN, pid, (unsigned long)*out, max * REC);
+}
+
+/* Switch records of one tracee: arrivals and departures alternate. */
+static int check_switches(const struct bts_struct *r, long n, pid_t pid,
+			  unsigned int first)
+{
+	unsigned int want = first;
+	long i;
+
+	for (i = 0; i < n; i++) {
+		if (r[i].qualifier != want || r[i].pid != (uint32_t)pid ||
+		    !r[i].clock || r[i].from || r[i].to)
+			return i + 1;
+		/* Arrival and departure on the same cpu: in order. */
+		if (want == BTS_TASK_DEPARTS && i && r[i].clock < r[i - 1].clock)
+			return i + 1;
+		want = want == BTS_TASK_ARRIVES ? BTS_TASK_DEPARTS :
+						  BTS_TASK_ARRIVES;
+	}
+	return 0;
+}
+
+/*
+ * The requests and their errors.
+ */
+
+TEST(request_numbers)
+{
+	/* 40-45 on x86, next to PTRACE_SINGLEBLOCK (33). */
+	EXPECT_EQ(40, PTRACE_BTS_CONFIG);
+	EXPECT_EQ(41, PTRACE_BTS_STATUS);
+	EXPECT_EQ(42, PTRACE_BTS_SIZE);
+	EXPECT_EQ(43, PTRACE_BTS_GET);
+	EXPECT_EQ(44, PTRACE_BTS_CLEAR);
+	EXPECT_EQ(45, PTRACE_BTS_DRAIN);
+}
+
+TEST(not_attached)
+{
+	struct ptrace_bts_config cfg = { 0 };
+	struct bts_struct rec;
+	pid_t pid;
+
+	/* A child that is not traced: every request fails with ESRCH. */
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		pause();
+		_exit(0);
+	}
+	EXPECT_EQ(-1, bts(PTRACE_BTS_CONFIG, pid, (unsigned long)&cfg,
+			  sizeof(cfg)));
+	EXPECT_EQ(ESRCH, errno);
+	EXPECT_EQ(-1, bts(PTRACE_BTS_STATUS, pid, (unsigned long)&cfg,
+			  sizeof(cfg)));
+	EXPECT_EQ(ESRCH, errno);
+	EXPECT_EQ(-1, bts(PTRACE_BTS_SIZE, pid, 0, 0));
+	EXPECT_EQ(ESRCH, errno);
+	EXPECT_EQ(-1, bts(PTRACE_BTS_GET, pid, (unsigned long)&rec, 0));
+	EXPECT_EQ(ESRCH, errno);
+	EXPECT_EQ(-1, bts(PTRACE_BTS_CLEAR, pid, 0, 0));
+	EXPECT_EQ(ESRCH, errno);
+	EXPECT_EQ(-1, bts(PTRACE_BTS_DRAIN, pid, (unsigned long)&rec,
+			  sizeof(rec)));
+	EXPECT_EQ(ESRCH, errno);
+	reap(pid);
+}
+
+TEST(unconfigured)
+{
+	struct ptrace_bts_config cfg;
+	struct bts_struct rec;
+	pid_t pid;
+
+	pid = spawn(sleeper);
+	ASSERT_LT(0, pid);
+
+	cfg = status(pid);
+	EXPECT_EQ(0, cfg.size);
+	EXPECT_EQ(0, cfg.flags);
+	EXPECT_EQ(0, cfg.signal);
+	EXPECT_EQ(REC, cfg.bts_size);
+	EXPECT_EQ(0, bts(PTRACE_BTS_SIZE, pid, 0, 0));
+	EXPECT_EQ(0, bts(PTRACE_BTS_CLEAR, pid, 0, 0));
+	EXPECT_EQ(0, bts(PTRACE_BTS_DRAIN, pid, 0, 0));
+	EXPECT_EQ(-1, bts(PTRACE_BTS_GET, pid, (unsigned long)&rec, 0));
+	EXPECT_EQ(EINVAL, errno);
+	/* Stopping what does not record is no error. */
+	EXPECT_EQ(0, config(pid, 0, 0, 0));
+	reap(pid);
+}
+
+TEST(config_errors)
+{
+	struct {
+		struct ptrace_bts_config cfg;
+		uint32_t tail[2];
+	} big = { { 0 } };
+	struct ptrace_bts_config cfg, before;
+	pid_t pid;
+
+	pid = spawn(sleeper);
+	ASSERT_LT(0, pid);
+	ASSERT_EQ(0, config(pid, PTRACE_BTS_O_ALLOC, 64 * REC, 0));
+	before = status(pid);
+
+#define EXPECT_CONFIG_ERR(err, flags, size, sig) do {			\
+		EXPECT_EQ(-1, config(pid, flags, size, sig));		\
+		EXPECT_EQ(err, errno);					\
+		cfg = status(pid);					\
+		EXPECT_EQ(0, memcmp(&cfg, &before, sizeof(cfg)));	\
+	} while (0)
+
+	/* Unknown flags are refused, not ignored. */
+	EXPECT_CONFIG_ERR(EINVAL, 0x10, 0, 0);
+	EXPECT_CONFIG_ERR(EINVAL, 0x80000000 | PTRACE_BTS_O_SCHED, 0, 0);
+	/* Sizes: whole records, at most PTRACE_BTS_SIZE_MAX. */
+	EXPECT_CONFIG_ERR(EINVAL, PTRACE_BTS_O_ALLOC, REC + 1, 0);
+	EXPECT_CONFIG_ERR(EINVAL, PTRACE_BTS_O_ALLOC, PTRACE_BTS_SIZE_MAX + REC,
+			  0);
+	EXPECT_CONFIG_ERR(EINVAL, PTRACE_BTS_O_ALLOC | PTRACE_BTS_O_SCHED, 0,
+			  0);
+	/* Without O_ALLOC, 0 or the size there is. */
+	EXPECT_CONFIG_ERR(EINVAL, PTRACE_BTS_O_SCHED, 32 * REC, 0);
+	/* Signals: a real one with O_SIGNAL, none without. */
+	EXPECT_CONFIG_ERR(EINVAL, PTRACE_BTS_O_SCHED | PTRACE_BTS_O_SIGNAL, 0,
+			  0);
+	EXPECT_CONFIG_ERR(EINVAL, PTRACE_BTS_O_SCHED | PTRACE_BTS_O_SIGNAL, 0,
+			  SIGKILL);
+	EXPECT_CONFIG_ERR(EINVAL, PTRACE_BTS_O_SCHED | PTRACE_BTS_O_SIGNAL, 0,
+			  SIGSTOP);
+	EXPECT_CONFIG_ERR(EINVAL, PTRACE_BTS_O_SCHED | PTRACE_BTS_O_SIGNAL, 0,
+			  65);
+	EXPECT_CONFIG_ERR(EINVAL, PTRACE_BTS_O_SCHED, 0, SIGUSR1);
+
+	/* bts_size: 0 or the record size. */
+	cfg = (struct ptrace_bts_config){ .flags = PTRACE_BTS_O_SCHED,
+					  .bts_size = 24 };
+	EXPECT_EQ(-1, bts(PTRACE_BTS_CONFIG, pid, (unsigned long)&cfg,
+			  sizeof(cfg)));
+	EXPECT_EQ(EINVAL, errno);
+	/* The structure's size. */
+	cfg = (struct ptrace_bts_config){ .flags = PTRACE_BTS_O_SCHED };
+	EXPECT_EQ(-1, bts(PTRACE_BTS_CONFIG, pid, (unsigned long)&cfg,
+			  sizeof(cfg) - 4));
+	EXPECT_EQ(EINVAL, errno);
+	/* A larger structure from a newer tracer: its tail must be 0. */
+	big.cfg.flags = PTRACE_BTS_O_SCHED;
+	big.tail[1] = 1;
+	EXPECT_EQ(-1, bts(PTRACE_BTS_CONFIG, pid, (unsigned long)&big,
+			  sizeof(big)));
+	EXPECT_EQ(E2BIG, errno);
+	/* Bad pointers. */
+	EXPECT_EQ(-1, bts(PTRACE_BTS_CONFIG, pid, 8, sizeof(cfg)));
+	EXPECT_EQ(EFAULT, errno);
+	cfg = status(pid);
+	EXPECT_EQ(0, memcmp(&cfg, &before, sizeof(cfg)));
+
+	/* And what is right works; a zero tail too. */
+	big.tail[1] = 0;
+	EXPECT_EQ(0, bts(PTRACE_BTS_CONFIG, pid, (unsigned long)&big,
+			 sizeof(big)));
+	EXPECT_EQ(PTRACE_BTS_O_SCHED, status(pid).flags);
+#undef EXPECT_CONFIG_ERR
+	reap(pid);
+}
+
+TEST(no_buffer)
+{
+	pid_t pid;
+
+	pid = spawn(sleeper);
+	ASSERT_LT(0, pid);
+	/* Recording needs a buffer: O_ALLOC first. */
+	EXPECT_EQ(-1, config(pid, PTRACE_BTS_O_SCHED, 0, 0));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(0, status(pid).flags);
+	reap(pid);
+}
+
+TEST(trace_needs_bts)
+{
+	long ret;
+	pid_t pid;
+
+	pid = spawn(sleeper);
+	ASSERT_LT(0, pid);
+	ret = config(pid, PTRACE_BTS_O_ALLOC | PTRACE_BTS_O_TRACE, 64 * REC, 0);
+	if (cpu_has_bts()) {
+		/* perf may hold BTS; else it works. */
+		if (ret)
+			EXPECT_EQ(EBUSY, errno);
+	} else {
+		EXPECT_EQ(-1, ret);
+		EXPECT_EQ(EOPNOTSUPP, errno);
+		EXPECT_EQ(0, status(pid).size);
+	}
+	reap(pid);
+}
+
+TEST(request_errors)
+{
+	struct ptrace_bts_config cfg;
+	struct bts_struct rec, *r;
+	long n;
+	pid_t pid;
+
+	pid = spawn(sleeper);
+	ASSERT_LT(0, pid);
+	ASSERT_EQ(0, config(pid, PTRACE_BTS_O_ALLOC | PTRACE_BTS_O_SCHED,
+			    64 * REC, 0));
+	ASSERT_EQ(SIGSTOP, cont(pid, 0));
+	n = bts(PTRACE_BTS_SIZE, pid, 0, 0);
+	ASSERT_LE(2 * SLEEPS, n);
+
+	EXPECT_EQ(-1, bts(PTRACE_BTS_STATUS, pid, (unsigned long)&cfg,
+			  sizeof(cfg) - 1));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, bts(PTRACE_BTS_STATUS, pid, 8, sizeof(cfg)));
+	EXPECT_EQ(EFAULT, errno);
+	EXPECT_EQ(-1, bts(PTRACE_BTS_SIZE, pid, 1, 0));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, bts(PTRACE_BTS_SIZE, pid, 0, 1));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, bts(PTRACE_BTS_CLEAR, pid, 0, 1));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, bts(PTRACE_BTS_GET, pid, (unsigned long)&rec, n));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, bts(PTRACE_BTS_GET, pid, (unsigned long)&rec, -1UL));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, bts(PTRACE_BTS_GET, pid, 8, 0));
+	EXPECT_EQ(EFAULT, errno);
+	r = calloc(n, REC);
+	ASSERT_TRUE(!!r);
+	EXPECT_EQ(-1, bts(PTRACE_BTS_DRAIN, pid, (unsigned long)r,
+			  (n - 1) * REC));
+	EXPECT_EQ(EIO, errno);
+	EXPECT_EQ(-1, bts(PTRACE_BTS_DRAIN, pid, 8, n * REC));
+	EXPECT_EQ(EFAULT, errno);
+	/* Nothing was lost on the way. */
+	EXPECT_EQ(n, bts(PTRACE_BTS_SIZE, pid, 0, 0));
+	EXPECT_EQ(n, bts(PTRACE_BTS_DRAIN, pid, (unsigned long)r, n * REC));
+	EXPECT_EQ(0, bts(PTRACE_BTS_SIZE, pid, 0, 0));
+	free(r);
+	reap(pid);
+}
+
+/*
+ * Records.
+ */
+
+TEST(switch_records)
+{
+	struct ptrace_bts_config cfg;
+	struct bts_struct *r;
+	long n;
+	pid_t pid;
+
+	pid = spawn(sleeper);
+	ASSERT_LT(0, pid);
+	ASSERT_EQ(0, config(pid, PTRACE_BTS_O_ALLOC | PTRACE_BTS_O_SCHED,
+			    256 * REC, 0));
+	cfg = status(pid);
+	EXPECT_EQ(256 * REC, cfg.size);
+	EXPECT_EQ(PTRACE_BTS_O_SCHED, cfg.flags);
+	EXPECT_EQ(REC, cfg.bts_size);
+	/* Nothing yet: the tracee has not run. */
+	EXPECT_EQ(0, bts(PTRACE_BTS_SIZE, pid, 0, 0));
+
+	ASSERT_EQ(SIGSTOP, cont(pid, 0));
+	n = drain(pid, &r, 256);
+	/* At least one departure and arrival per sleep, and the stop. */
+	ASSERT_LE(2 * SLEEPS + 2, n);
+	/* It arrived first and departed for the stop last. */
+	EXPECT_EQ(0, check_switches(r, n, pid, BTS_TASK_ARRIVES));
+	EXPECT_EQ(BTS_TASK_DEPARTS, r[n - 1].qualifier);
+	EXPECT_EQ(0, bts(PTRACE_BTS_SIZE, pid, 0, 0));
+	free(r);
+	reap(pid);
+}
+
+TEST(get_agrees_with_drain)
+{
+	struct bts_struct *r, *g;
+	long n, i;
+	pid_t pid;
+
+	pid = spawn(sleeper);
+	ASSERT_LT(0, pid);
+	ASSERT_EQ(0, config(pid, PTRACE_BTS_O_ALLOC | PTRACE_BTS_O_SCHED,
+			    256 * REC, 0));
+	ASSERT_EQ(SIGSTOP, cont(pid, 0));
+	n = bts(PTRACE_BTS_SIZE, pid, 0, 0);
+	ASSERT_LT(0, n);
+	g = calloc(n, REC);
+	ASSERT_TRUE(!!g);
+	for (i = 0; i < n; i++)
+		ASSERT_EQ(0, bts(PTRACE_BTS_GET, pid, (unsigned long)&g[i], i));
+	/* GET does not consume. */
+	EXPECT_EQ(n, bts(PTRACE_BTS_SIZE, pid, 0, 0));
+	ASSERT_EQ(n, drain(pid, &r, n));
+	/* GET 0 is the newest, DRAIN gives the oldest first. */
+	for (i = 0; i < n; i++)
+		EXPECT_EQ(0, memcmp(&g[i], &r[n - 1 - i], REC));
+	free(g);
+	free(r);
+	reap(pid);
+}
+
+TEST(wrap)
+{
+	struct bts_struct *r;
+	pid_t pid;
+	long n;
+
+	pid = spawn(sleeper);
+	ASSERT_LT(0, pid);
+	ASSERT_EQ(0, config(pid, PTRACE_BTS_O_ALLOC | PTRACE_BTS_O_SCHED,
+			    4 * REC, 0));
+	ASSERT_EQ(SIGSTOP, cont(pid, 0));
+	/* A full circular buffer: the four newest. */
+	n = drain(pid, &r, 4);
+	ASSERT_EQ(4, n);
+	EXPECT_EQ(0, check_switches(r, n, pid, BTS_TASK_ARRIVES));
+	EXPECT_EQ(BTS_TASK_DEPARTS, r[3].qualifier);
+	free(r);
+	reap(pid);
+}
+
+TEST(clear)
+{
+	struct bts_struct rec;
+	pid_t pid;
+
+	pid = spawn(sleeper);
+	ASSERT_LT(0, pid);
+	ASSERT_EQ(0, config(pid, PTRACE_BTS_O_ALLOC | PTRACE_BTS_O_SCHED,
+			    64 * REC, 0));
+	ASSERT_EQ(SIGSTOP, cont(pid, 0));
+	ASSERT_LT(0, bts(PTRACE_BTS_SIZE, pid, 0, 0));
+	EXPECT_EQ(0, bts(PTRACE_BTS_CLEAR, pid, 0, 0));
+	EXPECT_EQ(0, bts(PTRACE_BTS_SIZE, pid, 0, 0));
+	EXPECT_EQ(-1, bts(PTRACE_BTS_GET, pid, (unsigned long)&rec, 0));
+	EXPECT_EQ(EINVAL, errno);
+	/* And it records again. */
+	ASSERT_EQ(SIGSTOP, cont(pid, 0));
+	EXPECT_LE(2, bts(PTRACE_BTS_SIZE, pid, 0, 0));
+	reap(pid);
+}
+
+TEST(reconfigure_keeps_records)
+{
+	struct bts_struct *before, *after;
+	long n, m;
+	pid_t pid;
+
+	pid = spawn(sleeper);
+	ASSERT_LT(0, pid);
+	ASSERT_EQ(0, config(pid, PTRACE_BTS_O_ALLOC | PTRACE_BTS_O_SCHED,
+			    64 * REC, 0));
+	ASSERT_EQ(SIGSTOP, cont(pid, 0));
+	n = bts(PTRACE_BTS_SIZE, pid, 0, 0);
+	ASSERT_LT(0, n);
+	before = calloc(n, REC);
+	ASSERT_TRUE(!!before);
+	ASSERT_EQ(0, bts(PTRACE_BTS_GET, pid, (unsigned long)before, 0));
+
+	/* Off: the records stay, nothing new comes. */
+	ASSERT_EQ(0, config(pid, 0, 0, 0));
+	EXPECT_EQ(0, status(pid).flags);
+	EXPECT_EQ(64 * REC, status(pid).size);
+	EXPECT_EQ(n, bts(PTRACE_BTS_SIZE, pid, 0, 0));
+	ASSERT_EQ(SIGSTOP, cont(pid, 0));
+	EXPECT_EQ(n, bts(PTRACE_BTS_SIZE, pid, 0, 0));
+
+	/* On again: after the old ones. */
+	ASSERT_EQ(0, config(pid, PTRACE_BTS_O_SCHED, 64 * REC, 0));
+	ASSERT_EQ(SIGSTOP, cont(pid, 0));
+	m = drain(pid, &after, 64);
+	ASSERT_LT(n, m);
+	EXPECT_EQ(0, memcmp(&after[n - 1], before, REC));
+	EXPECT_EQ(BTS_TASK_ARRIVES, after[n].qualifier);
+	free(before);
+	free(after);
+	reap(pid);
+}
+
+TEST(reallocate_and_free)
+{
+	pid_t pid;
+
+	pid = spawn(sleeper);
+	ASSERT_LT(0, pid);
+	ASSERT_EQ(0, config(pid, PTRACE_BTS_O_ALLOC | PTRACE_BTS_O_SCHED,
+			    64 * REC, 0));
+	ASSERT_EQ(SIGSTOP, cont(pid, 0));
+	ASSERT_LT(0, bts(PTRACE_BTS_SIZE, pid, 0, 0));
+	/* A new buffer starts empty. */
+	ASSERT_EQ(0, config(pid, PTRACE_BTS_O_ALLOC | PTRACE_BTS_O_SCHED,
+			    128 * REC, 0));
+	EXPECT_EQ(128 * REC, status(pid).size);
+	EXPECT_EQ(0, bts(PTRACE_BTS_SIZE, pid, 0, 0));
+	/* Size 0 frees it. */
+	ASSERT_EQ(0, config(pid, PTRACE_BTS_O_ALLOC, 0, 0));
+	EXPECT_EQ(0, status(pid).size);
+	EXPECT_EQ(0, status(pid).flags);
+	EXPECT_EQ(0, bts(PTRACE_BTS_SIZE, pid, 0, 0));
+	reap(pid);
+}
+
+TEST(signal_when_full)
+{
+	struct bts_struct *r;
+	int i, sig;
+	long n;
+	pid_t pid;
+
+	pid = spawn(busy_sleeper);
+	ASSERT_LT(0, pid);
+	ASSERT_EQ(0, config(pid, PTRACE_BTS_O_ALLOC | PTRACE_BTS_O_SCHED |
+				 PTRACE_BTS_O_SIGNAL, 8 * REC, SIGUSR1));
+	EXPECT_EQ(SIGUSR1, status(pid).signal);
+	EXPECT_EQ(PTRACE_BTS_O_SCHED | PTRACE_BTS_O_SIGNAL, status(pid).flags);
+
+	for (i = 0; i < 3; i++) {
+		/* A signal-delivery-stop, with the buffer full. */
+		sig = cont(pid, 0);
+		ASSERT_EQ(SIGUSR1, sig);
+		/* Full and linear: the oldest eight, not the newest. */
+		n = drain(pid, &r, 8);
+		ASSERT_EQ(8, n);
+		EXPECT_EQ(0, check_switches(r, n, pid, BTS_TASK_ARRIVES));
+		free(r);
+		EXPECT_EQ(0, bts(PTRACE_BTS_SIZE, pid, 0, 0));
+	}
+	reap(pid);
+}
+
+TEST(fork_does_not_inherit)
+{
+	unsigned long msg;
+	pid_t pid, child;
+	int st;
+
+	pid = spawn(forker);
+	ASSERT_LT(0, pid);
+	ASSERT_EQ(0, bts(PTRACE_SETOPTIONS, pid, 0,
+			 PTRACE_O_EXITKILL | PTRACE_O_TRACEFORK));
+	ASSERT_EQ(0, config(pid, PTRACE_BTS_O_ALLOC | PTRACE_BTS_O_SCHED,
+			    64 * REC, 0));
+	ASSERT_EQ(SIGTRAP | (PTRACE_EVENT_FORK << 8), cont(pid, 0));
+	ASSERT_EQ(0, bts(PTRACE_GETEVENTMSG, pid, 0, (unsigned long)&msg));
+	child = msg;
+	ASSERT_EQ(child, waitpid(child, &st, __WALL));
+	ASSERT_TRUE(WIFSTOPPED(st));
+
+	/* The child is traced by us, but records nothing. */
+	EXPECT_EQ(0, status(child).size);
+	EXPECT_EQ(0, status(child).flags);
+	EXPECT_EQ(0, bts(PTRACE_BTS_SIZE, child, 0, 0));
+	ASSERT_EQ(SIGSTOP, cont(child, 0));
+	EXPECT_EQ(0, bts(PTRACE_BTS_SIZE, child, 0, 0));
+	/* The parent still does. */
+	EXPECT_EQ(PTRACE_BTS_O_SCHED, status(pid).flags);
+	EXPECT_LT(0, bts(PTRACE_BTS_SIZE, pid, 0, 0));
+	reap(child);
+	reap(pid);
+}
+
+TEST(exec_record)
+{
+	struct bts_struct *r;
+	bool found = false;
+	long n, i;
+	pid_t pid;
+
+	pid = spawn(execer);
+	ASSERT_LT(0, pid);
+	ASSERT_EQ(0, bts(PTRACE_SETOPTIONS, pid, 0,
+			 PTRACE_O_EXITKILL | PTRACE_O_TRACEEXEC));
+	ASSERT_EQ(0, config(pid, PTRACE_BTS_O_ALLOC | PTRACE_BTS_O_SCHED,
+			    64 * REC, 0));
+	ASSERT_EQ(SIGTRAP | (PTRACE_EVENT_EXEC << 8), cont(pid, 0));
+	/* The trace goes on across exec, with a record of it. */
+	EXPECT_EQ(PTRACE_BTS_O_SCHED, status(pid).flags);
+	n = drain(pid, &r, 64);
+	ASSERT_LT(0, n);
+	for (i = 0; i < n; i++) {
+		if (r[i].qualifier == BTS_TASK_EXEC) {
+			found = true;
+			EXPECT_EQ((uint32_t)pid, r[i].pid);
+			EXPECT_NE(0, r[i].clock);
+		}
+	}
+	EXPECT_TRUE(found);
+	free(r);
+	reap(pid);
+}
+
+/*
+ * Lifetime.
+ */
+
+TEST(detach_drops_trace)
+{
+	struct ptrace_bts_config cfg;
+	pid_t pid;
+	int st;
+
+	pid = spawn(busy_sleeper);
+	ASSERT_LT(0, pid);
+	ASSERT_EQ(0, config(pid, PTRACE_BTS_O_ALLOC | PTRACE_BTS_O_SCHED,
+			    64 * REC, 0));
+	ASSERT_EQ(0, bts(PTRACE_DETACH, pid, 0, 0));
+
+	ASSERT_EQ(0, bts(PTRACE_ATTACH, pid, 0, 0));
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	cfg = status(pid);
+	EXPECT_EQ(0, cfg.size);
+	EXPECT_EQ(0, cfg.flags);
+	EXPECT_EQ(0, bts(PTRACE_BTS_SIZE, pid, 0, 0));
+	reap(pid);
+}
+
+TEST(next_tracer_starts_afresh)
+{
+	pid_t pid, first;
+	int st;
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		busy_sleeper();
+	}
+
+	/* A first tracer configures and exits without detaching. */
+	first = fork();
+	ASSERT_LE(0, first);
+	if (!first) {
+		if (bts(PTRACE_ATTACH, pid, 0, 0) || waitpid(pid, &st, 0) != pid)
+			_exit(1);
+		if (config(pid, PTRACE_BTS_O_ALLOC | PTRACE_BTS_O_SCHED,
+			   64 * REC, 0))
+			_exit(2);
+		if (bts(PTRACE_CONT, pid, 0, 0))
+			_exit(3);
+		usleep(10000);
+		_exit(0);
+	}
+	ASSERT_EQ(first, waitpid(first, &st, 0));
+	ASSERT_EQ(0, WEXITSTATUS(st));
+
+	/* The next one sees none of it. */
+	ASSERT_EQ(0, bts(PTRACE_ATTACH, pid, 0, 0));
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	EXPECT_EQ(0, status(pid).size);
+	EXPECT_EQ(0, bts(PTRACE_BTS_SIZE, pid, 0, 0));
+	ASSERT_EQ(0, config(pid, PTRACE_BTS_O_ALLOC | PTRACE_BTS_O_SCHED,
+			    64 * REC, 0));
+	reap(pid);
+}
+
+TEST(tracee_killed_while_draining)
+{
+	struct bts_struct *r;
+	pid_t pid, killer;
+	long ret;
+	int st;
+
+	pid = spawn(busy_sleeper);
+	ASSERT_LT(0, pid);
+	ASSERT_EQ(0, config(pid, PTRACE_BTS_O_ALLOC | PTRACE_BTS_O_SCHED,
+			    4096 * REC, 0));
+	ASSERT_EQ(0, bts(PTRACE_CONT, pid, 0, 0));
+	usleep(20000);
+	kill(pid, SIGSTOP);
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+
+	killer = fork();
+	ASSERT_LE(0, killer);
+	if (!killer) {
+		usleep(5000);
+		kill(pid, SIGKILL);
+		_exit(0);
+	}
+	r = calloc(4096, REC);
+	ASSERT_TRUE(!!r);
+	/* Requests succeed until the kill takes the tracee away. */
+	do {
+		ret = bts(PTRACE_BTS_DRAIN, pid, (unsigned long)r, 4096 * REC);
+	} while (ret >= 0);
+	EXPECT_EQ(ESRCH, errno);
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	EXPECT_TRUE(WIFSIGNALED(st));
+	waitpid(killer, &st, 0);
+	free(r);
+}
+
+TEST(tracer_killed_while_draining)
+{
+	pid_t pid, tracer;
+	int st;
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		busy_sleeper();
+	}
+
+	tracer = fork();
+	ASSERT_LE(0, tracer);
+	if (!tracer) {
+		struct bts_struct *r = calloc(4096, REC);
+
+		if (!r || bts(PTRACE_ATTACH, pid, 0, 0) ||
+		    waitpid(pid, &st, 0) != pid)
+			_exit(1);
+		if (config(pid, PTRACE_BTS_O_ALLOC | PTRACE_BTS_O_SCHED,
+			   4096 * REC, 0))
+			_exit(2);
+		/* Run, stop, drain, until killed. */
+		for (;;) {
+			if (bts(PTRACE_CONT, pid, 0, 0))
+				_exit(3);
+			usleep(500);
+			kill(pid, SIGSTOP);
+			if (waitpid(pid, &st, 0) != pid ||
+			    bts(PTRACE_BTS_DRAIN, pid, (unsigned long)r,
+				4096 * REC) < 0)
+				_exit(4);
+		}
+	}
+	usleep(50000);
+	kill(tracer, SIGKILL);
+	ASSERT_EQ(tracer, waitpid(tracer, &st, 0));
+	ASSERT_TRUE(WIFSIGNALED(st));
+
+	/* The tracee lives on, untraced, and can be traced again. */
+	ASSERT_EQ(0, bts(PTRACE_ATTACH, pid, 0, 0));
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	EXPECT_EQ(0, status(pid).size);
+	ASSERT_EQ(0, config(pid, PTRACE_BTS_O_ALLOC | PTRACE_BTS_O_SCHED,
+			    64 * REC, 0));
+	reap(pid);
+}
+
+/*
+ * A tracer of the other word size: ptrace_bts_32 traces ptrace_bts_64 and
+ * the other way round, through the same structures.
+ */
+
+static char *other_exe;
+
+static void exec_other(void)
+{
+	execl(other_exe, other_exe, "--bts-idle", NULL);
+	_exit(99);
+}
+
+TEST(other_word_size_tracee)
+{
+	struct bts_struct *r;
+	long n;
+	pid_t pid;
+
+	if (!other_exe || access(other_exe, X_OK))
+		SKIP(return, "no %s next to this program",
+		     sizeof(long) == 4 ? "ptrace_bts_64" : "ptrace_bts_32");
+
+	pid = spawn(exec_other);
+	ASSERT_LT(0, pid);
+	/* The exec's SIGTRAP: the other program is loaded. */
+	ASSERT_EQ(SIGTRAP, cont(pid, 0));
+	ASSERT_EQ(0, config(pid, PTRACE_BTS_O_ALLOC | PTRACE_BTS_O_SCHED,
+			    64 * REC, 0));
+	EXPECT_EQ(PTRACE_BTS_O_SCHED, status(pid).flags);
+	EXPECT_EQ(64 * REC, status(pid).size);
+	ASSERT_EQ(SIGSTOP, cont(pid, 0));
+	n = drain(pid, &r, 64);
+	ASSERT_LE(2, n);
+	EXPECT_EQ(0, check_switches(r, n, pid, BTS_TASK_ARRIVES));
+	free(r);
+	reap(pid);
+}
+
+/*
+ * Privilege and memory.
+ */
+
+#define CHILD_CHECK(cond) do {						\
+		if (!(cond)) {						\
+			fprintf(stderr, "line %d: %s (errno %d)\n",	\
+				__LINE__, #cond, errno);		\
+			_exit(1);					\
+		}							\
+	} while (0)
+
+static void become_nobody(void)
+{
+	CHILD_CHECK(!setgid(NOBODY));
+	CHILD_CHECK(!setuid(NOBODY));
+	/* Changing credentials made us undumpable: we could not attach. */
+	CHILD_CHECK(!prctl(PR_SET_DUMPABLE, 1));
+}
+
+static void set_memlock(rlim_t bytes)
+{
+	struct rlimit rl = { bytes, bytes };
+
+	CHILD_CHECK(!setrlimit(RLIMIT_MEMLOCK, &rl));
+}
+
+/* The kernel keeps records in 24 bytes: this many fill @pages. */
+#define FITS(pages)	((pages) * 4096 / 24)
+
+static int run_as_nobody(void (*fn)(void))
+{
+	pid_t pid;
+	int st;
+
+	if (getuid() != 0)
+		return -1;
+	pid = fork();
+	if (!pid) {
+		become_nobody();
+		fn();
+		_exit(0);
+	}
+	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st))
+		return -2;
+	return WEXITSTATUS(st);
+}
+
+static void memlock_body(void)
+{
+	pid_t pid;
+	int st;
+
+	pid = spawn(sleeper);
+	CHILD_CHECK(pid > 0);
+
+	/* Two pages: one buffer of two pages, not two. */
+	set_memlock(2 * 4096);
+	CHILD_CHECK(config(pid, PTRACE_BTS_O_ALLOC, FITS(3) * REC, 0) == -1);
+	CHILD_CHECK(errno == ENOMEM);
+	CHILD_CHECK(status(pid).size == 0);
+	CHILD_CHECK(!config(pid, PTRACE_BTS_O_ALLOC | PTRACE_BTS_O_SCHED,
+			    FITS(2) * REC, 0));
+	CHILD_CHECK(status(pid).size == FITS(2) * REC);
+
+	/* Freeing gives the pages back. */
+	CHILD_CHECK(!config(pid, PTRACE_BTS_O_ALLOC, 0, 0));
+	CHILD_CHECK(!config(pid, PTRACE_BTS_O_ALLOC, FITS(2) * REC, 0));
+
+	/* So does the tracee's exit. */
+	reap(pid);
+	pid = spawn(sleeper);
+	CHILD_CHECK(pid > 0);
+	CHILD_CHECK(!config(pid, PTRACE_BTS_O_ALLOC, FITS(2) * REC, 0));
+
+	/* And detaching. */
+	CHILD_CHECK(!bts(PTRACE_DETACH, pid, 0, 0));
+	CHILD_CHECK(!bts(PTRACE_ATTACH, pid, 0, 0));
+	CHILD_CHECK(waitpid(pid, &st, 0) == pid);
+	CHILD_CHECK(!config(pid, PTRACE_BTS_O_ALLOC, FITS(2) * REC, 0));
+
+	/* No allowance at all: a matter of privilege. */
+	CHILD_CHECK(!config(pid, PTRACE_BTS_O_ALLOC, 0, 0));
+	set_memlock(0);
+	CHILD_CHECK(config(pid, PTRACE_BTS_O_ALLOC, FITS(1) * REC, 0) == -1);
+	CHILD_CHECK(errno == EPERM);
+	reap(pid);
+}
+
+TEST(memlock)
+{
+	int ret = run_as_nobody(memlock_body);
+
+	if (ret == -1)
+		SKIP(return, "needs root to become nobody");
+	EXPECT_EQ(0, ret);
+}
+
+static void unprivileged_body(void)
+{
+	unsigned int flags = PTRACE_BTS_O_ALLOC | PTRACE_BTS_O_SCHED;
+	struct bts_struct *r;
+	long n, i;
+	pid_t pid;
+
+	/* Someone else's process, not attached: refused. */
+	CHILD_CHECK(bts(PTRACE_BTS_SIZE, 1, 0, 0) == -1 && errno == ESRCH);
+	CHILD_CHECK(bts(PTRACE_ATTACH, 1, 0, 0) == -1 && errno == EPERM);
+
+	/* Its own tracee: user addresses only, whatever the cpu has. */
+	pid = spawn(brancher);
+	CHILD_CHECK(pid > 0);
+	if (cpu_has_bts())
+		flags |= PTRACE_BTS_O_TRACE;
+	if (config(pid, flags, 4096 * REC, 0))
+		CHILD_CHECK(errno == EBUSY &&
+			    !config(pid, PTRACE_BTS_O_ALLOC |
+				    PTRACE_BTS_O_SCHED, 4096 * REC, 0));
+	CHILD_CHECK(cont(pid, 0) == SIGSTOP);
+	n = drain(pid, &r, 4096);
+	CHILD_CHECK(n > 0);
+	for (i = 0; i < n; i++) {
+		CHILD_CHECK(!is_kernel_address(r[i].from));
+		CHILD_CHECK(!is_kernel_address(r[i].to));
+		CHILD_CHECK(r[i].qualifier != BTS_INVALID);
+	}
+	free(r);
+	reap(pid);
+}
+
+TEST(unprivileged)
+{
+	int ret = run_as_nobody(unprivileged_body);
+
+	if (ret == -1)
+		SKIP(return, "needs root to become nobody");
+	EXPECT_EQ(0, ret);
+}
+
+/*
+ * Branches, where the cpu records them.
+ */
+
+TEST(known_branches)
+{
+	int first = -1, second = -1;
+	struct bts_struct *r;
+	struct branches *b;
+	long n, i;
+	pid_t pid;
+
+	b = mmap(NULL, sizeof(*b), PROT_READ | PROT_WRITE,
+		 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_TRUE(b != MAP_FAILED);
+	shared_branches = b;
+	pid = spawn(brancher);
+	ASSERT_LT(0, pid);
+	if (config(pid, PTRACE_BTS_O_ALLOC | PTRACE_BTS_O_TRACE, 4096 * REC,
+		   0)) {
+		reap(pid);
+		if (errno == EOPNOTSUPP)
+			SKIP(return, "this cpu has no BTS (PTRACE_BTS_O_TRACE: EOPNOTSUPP)");
+		if (errno == EBUSY)
+			SKIP(return, "perf is using BTS (EBUSY)");
+		ASSERT_EQ(0, errno);
+	}
+	EXPECT_EQ(PTRACE_BTS_O_TRACE, status(pid).flags);
+	ASSERT_EQ(SIGSTOP, cont(pid, 0));
+	n = drain(pid, &r, 4096);
+	ASSERT_LT(0, n);
+
+	for (i = 0; i < n; i++) {
+		EXPECT_FALSE(is_kernel_address(r[i].from));
+		EXPECT_FALSE(is_kernel_address(r[i].to));
+		if (r[i].qualifier != BTS_BRANCH)
+			continue;
+		if (r[i].from == b->jmp0 && r[i].to == b->jmp1 && first < 0)
+			first = i;
+		if (r[i].from == b->jmp1 && r[i].to == b->end && first >= 0)
+			second = i;
+	}
+	TH_LOG("%ld records; jmp0 -> jmp1 at %d, jmp1 -> end at %d", n, first,
+	       second);
+	EXPECT_LE(0, first);
+	/* One right after the other: nothing branched in between. */
+	EXPECT_EQ(first + 1, second);
+	free(r);
+	reap(pid);
+	munmap(b, sizeof(*b));
+}
+
+/* ptrace_bts_64 for ptrace_bts_32 and the other way round. */
+static char *sibling(const char *exe)
+{
+	size_t len = strlen(exe);
+	char *other;
+
+	if (len < 3 || (strcmp(exe + len - 3, "_32") &&
+			strcmp(exe + len - 3, "_64")))
+		return NULL;
+	other = strdup(exe);
+	if (other)
+		memcpy(other + len - 2, sizeof(long) == 4 ? "64" : "32", 2);
+	return other;
+}
+
+/**
+ * main() - the tests, or the program the exec_record tracee executes
+ * @argc: argument count
+ * @argv: arguments; "--bts-idle" for the exec_record tracee
+ *
+ * Return: the kselftest harness's exit status.
+ */
+int main(int argc, char **argv)
+{
+	/* The program the exec_record tracee executes. */
+	if (argc == 2 && !strcmp(argv[1], "--bts-idle"))
+		stop_forever();
+
+	self_exe = realpath("/proc/self/exe", NULL);
+	if (!self_exe)
+		self_exe = argv[0];
+	other_exe = sibling(self_exe);
+	return test_harness_run(argc, argv);
+}
