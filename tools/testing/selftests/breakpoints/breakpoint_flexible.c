@@ -1,0 +1,236 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Flexible (non-pinned) hardware watchpoints share the debug registers that
+ * pinned ones leave free: perf rotates them, so a task can watch more
+ * variables than the CPU has registers, each for part of the time, while
+ * pinned watchpoints keep their register and see every hit.
+ */
+
+#define _GNU_SOURCE
+#include <errno.h>
+#include <linux/hw_breakpoint.h>
+#include <linux/perf_event.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../kselftest_harness.h"
+
+#define NR_REGS		4	/* DR0-DR3 */
+#define NR_FLEX		8
+/* Long enough for hundreds of rotations at the default 1 ms interval. */
+#define RUN_NS		(600 * 1000 * 1000ULL)
+
+struct bp_read {
+	uint64_t value;
+	uint64_t enabled;
+	uint64_t running;
+};
+
+static volatile uint64_t watched[NR_FLEX + NR_REGS] __attribute__((aligned(8)));
+
+static int open_watch(volatile uint64_t *addr, int pinned)
+{
+	struct perf_event_attr attr;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.type = PERF_TYPE_BREAKPOINT;
+	attr.size = sizeof(attr);
+	attr.bp_type = HW_BREAKPOINT_W;
+	attr.bp_addr = (uintptr_t)addr;
+	attr.bp_len = HW_BREAKPOINT_LEN_8;
+	attr.pinned = pinned;
+	attr.exclude_kernel = 1;
+	attr.exclude_hv = 1;
+	attr.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED |
+			   PERF_FORMAT_TOTAL_TIME_RUNNING;
+
+	return syscall(__NR_perf_event_open, &attr, 0, -1, -1, 0);
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/* Write watched[0..nr-1] in turn for RUN_NS; count the writes of each. */
+static void write_loop(int nr, uint64_t *writes)
+{
+	uint64_t end = now_ns() + RUN_NS;
+	uint64_t round = 0;
+
+	do {
+		for (int r = 0; r < 64; r++, round++) {
+			for (int i = 0; i < nr; i++) {
+				watched[i] = round;
+				writes[i]++;
+			}
+		}
+	} while (now_ns() < end);
+}
+
+static void close_all(int *fds, int nr)
+{
+	for (int i = 0; i < nr; i++) {
+		if (fds[i] >= 0)
+			close(fds[i]);
+		fds[i] = -1;
+	}
+}
+
+/* Open watchpoints on watched[first..first+nr-1]; SKIP what cannot run. */
+#define OPEN_WATCHES(fds, first, nr, pinned)				\
+	do {								\
+		for (int __i = (first); __i < (first) + (nr); __i++) {	\
+			(fds)[__i] = open_watch(&watched[__i], (pinned)); \
+			if ((fds)[__i] >= 0)				\
+				continue;				\
+			close_all((fds), __i);				\
+			if (errno == ENOENT || errno == EOPNOTSUPP ||	\
+			    errno == EACCES || errno == ENODEV)		\
+				SKIP(return, "no hardware breakpoints: %s", \
+				     strerror(errno));			\
+			if (errno == ENOSPC && !(pinned) && __i >= NR_REGS) \
+				SKIP(return,				\
+				     "kernel does not multiplex flexible breakpoints: watchpoint %d got ENOSPC", \
+				     __i + 1);				\
+			ASSERT_GE((fds)[__i], 0)			\
+				TH_LOG("watchpoint %d: %s", __i + 1,	\
+				       strerror(errno));		\
+		}							\
+	} while (0)
+
+static void read_watch(struct __test_metadata *_metadata, int fd,
+		       struct bp_read *r)
+{
+	ASSERT_EQ(sizeof(*r), read(fd, r, sizeof(*r)));
+}
+
+static void log_watch(int i, const char *kind, struct bp_read *r,
+		      uint64_t writes)
+{
+	ksft_print_msg("%s watchpoint %d: %llu of %llu writes, running %llu of %llu ns\n",
+		       kind, i + 1, (unsigned long long)r->value,
+		       (unsigned long long)writes,
+		       (unsigned long long)r->running,
+		       (unsigned long long)r->enabled);
+}
+
+/*
+ * Eight flexible watchpoints on eight variables: every one gets turns, counts
+ * hits in them and says, through its times, that it ran part time.  None
+ * counts more hits than its variable had writes, which a debug register left
+ * pointing at another variable after a rotation would cause.
+ */
+TEST(eight_flexible_take_turns)
+{
+	uint64_t writes[NR_FLEX] = { 0 };
+	struct bp_read r;
+	int fds[NR_FLEX];
+
+	OPEN_WATCHES(fds, 0, NR_FLEX, 0);
+	write_loop(NR_FLEX, writes);
+
+	for (int i = 0; i < NR_FLEX; i++) {
+		read_watch(_metadata, fds[i], &r);
+		log_watch(i, "flexible", &r, writes[i]);
+		EXPECT_GT(r.value, 0);
+		EXPECT_LE(r.value, writes[i]);
+		EXPECT_GT(r.running, 0);
+		EXPECT_LT(r.running, r.enabled);
+	}
+	close_all(fds, NR_FLEX);
+}
+
+/* As many flexible watchpoints as registers: no rotation, no hit missed. */
+TEST(flexible_that_fit_see_every_hit)
+{
+	uint64_t writes[NR_REGS] = { 0 };
+	struct bp_read r;
+	int fds[NR_REGS];
+
+	OPEN_WATCHES(fds, 0, NR_REGS, 0);
+	write_loop(NR_REGS, writes);
+
+	for (int i = 0; i < NR_REGS; i++) {
+		read_watch(_metadata, fds[i], &r);
+		log_watch(i, "flexible", &r, writes[i]);
+		EXPECT_EQ(r.value, writes[i]);
+		EXPECT_EQ(r.running, r.enabled);
+	}
+	close_all(fds, NR_REGS);
+}
+
+/*
+ * Three pinned watchpoints and six flexible ones: the pinned ones keep their
+ * registers and see every write, the flexible ones take turns on the last.
+ */
+TEST(pinned_keep_registers_among_flexible)
+{
+	uint64_t writes[NR_FLEX + NR_REGS] = { 0 };
+	const int nr_pinned = NR_REGS - 1, nr_flex = 6;
+	int fds[NR_FLEX + NR_REGS];
+	struct bp_read r;
+
+	OPEN_WATCHES(fds, 0, nr_pinned, 1);
+	OPEN_WATCHES(fds, nr_pinned, nr_flex, 0);
+	write_loop(nr_pinned + nr_flex, writes);
+
+	for (int i = 0; i < nr_pinned + nr_flex; i++) {
+		read_watch(_metadata, fds[i], &r);
+		if (i < nr_pinned) {
+			log_watch(i, "pinned", &r, writes[i]);
+			EXPECT_EQ(r.value, writes[i]);
+			EXPECT_EQ(r.running, r.enabled);
+		} else {
+			log_watch(i, "flexible", &r, writes[i]);
+			EXPECT_GT(r.value, 0);
+			EXPECT_LE(r.value, writes[i]);
+			EXPECT_GT(r.running, 0);
+			EXPECT_LT(r.running, r.enabled);
+		}
+	}
+	close_all(fds, nr_pinned + nr_flex);
+}
+
+/*
+ * With every register pinned, a fifth pinned watchpoint cannot be sure of a
+ * register and a flexible one would never run: both get ENOSPC.
+ */
+TEST(pinned_full_refuses_more)
+{
+	int fds[NR_REGS];
+	int fd;
+
+	OPEN_WATCHES(fds, 0, NR_REGS, 1);
+
+	fd = open_watch(&watched[NR_REGS], 1);
+	EXPECT_EQ(-1, fd);
+	EXPECT_EQ(ENOSPC, errno);
+	if (fd >= 0)
+		close(fd);
+
+	fd = open_watch(&watched[NR_REGS], 0);
+	EXPECT_EQ(-1, fd);
+	EXPECT_EQ(ENOSPC, errno);
+	if (fd >= 0)
+		close(fd);
+
+	/* Closing one gives its register back. */
+	close(fds[0]);
+	fds[0] = -1;
+	fd = open_watch(&watched[NR_REGS], 1);
+	EXPECT_GE(fd, 0);
+	if (fd >= 0)
+		close(fd);
+	close_all(fds, NR_REGS);
+}
+
+TEST_HARNESS_MAIN
