@@ -4,18 +4,20 @@
 #   make run          build the patched kernel, boot it, run the demo
 #   make check        build, boot, run every test; ends "N passed, N failed, N skipped"
 #   make check DEBUG=1  the same on kernel/configs/x86_debug.config + KASAN
+#   make bench        boot the runs of scripts/guest/benches, print ratios
 #   make series       export the series with a cover letter to build/series/
 #   make series-check build every prefix of the series
 #
 # Everything is built under build/; `make clean` removes it.
 
 DEBUG ?= 0
-export DEBUG
+BASE ?= 0
+export DEBUG BASE
 
 SCRIPTS := scripts
 
 .NOTPARALLEL:
-.PHONY: all run check deps tree kernel initramfs host-checks series series-check clean help
+.PHONY: all run check bench deps tree kernel initramfs host-checks series series-check clean help
 
 all: help
 
@@ -42,6 +44,9 @@ host-checks: kernel
 
 check: initramfs
 	@$(SCRIPTS)/check.sh
+
+bench: initramfs
+	@$(SCRIPTS)/bench.sh
 
 series: tree
 	@$(SCRIPTS)/series.sh

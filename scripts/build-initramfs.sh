@@ -26,7 +26,10 @@ printf 'root:x:0:\nnogroup:x:65534:\n' > "$root/etc/group"
 install -m 0755 "$TOP/scripts/guest/init" "$root/init"
 install -m 0755 "$TOP/scripts/guest/demo.sh" "$root/tests/demo.sh"
 install -m 0644 "$TOP/scripts/guest/lib.sh" "$root/tests/lib.sh"
-grep -v '^#' "$TOP/scripts/guest/plan" > "$root/tests/plan"
+for plan in "$TOP"/scripts/guest/plan "$TOP"/scripts/guest/plan.*; do
+	[ -f "$plan" ] || continue
+	grep -v '^#' "$plan" > "$root/tests/$(basename "$plan")"
+done
 
 # Static binaries: the guest has no libc, and a static 32-bit program
 # runs on the 64-bit kernel through ia32 emulation as it is.

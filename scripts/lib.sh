@@ -14,8 +14,19 @@ LINUX_TARBALL=/usr/src/linux-source-6.12.tar.xz
 # scripts/ and Makefile at our root are the harness, not kernel files.
 OVERLAY_DIRS="arch block Documentation drivers fs include init kernel lib mm samples security tools virt"
 
+# SRC is the patched tree, always; KSRC is the tree the kernel is built
+# from, which is SRC except for BASE=1.
 SRC=$BUILD/linux
-if [ "${DEBUG:-0}" = 1 ]; then
+KSRC=$SRC
+if [ "${BASE:-0}" = 1 ]; then
+	# The unpatched base, for validation and benchmarks against it.
+	# kbuild with O= writes nothing into the source tree, so building
+	# the pristine unpacked base in place is safe.
+	KSRC=$BUILD/base/$(cat "$BUILD/base-version" 2>/dev/null ||
+		echo "$LINUX_PKG_VERSION")/linux-source-6.12
+	OBJ=$BUILD/obj-base
+	FLAVOUR=base
+elif [ "${DEBUG:-0}" = 1 ]; then
 	OBJ=$BUILD/obj-debug
 	FLAVOUR=debug
 else
@@ -60,5 +71,5 @@ series_patches() {
 }
 
 kmake() {
-	make -C "$SRC" O="$OBJ" -j"$JOBS" CC="ccache gcc" HOSTCC="ccache gcc" "$@"
+	make -C "$KSRC" O="$OBJ" -j"$JOBS" CC="ccache gcc" HOSTCC="ccache gcc" "$@"
 }

@@ -1,20 +1,38 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# Boot the built kernel and initramfs under QEMU with 2 vCPUs.
+# Boot a built kernel and the initramfs under QEMU with 2 vCPUs.
 #
-# Usage: run-guest.sh MODE   (run | check | probe; see guest/init)
+# Usage: run-guest.sh MODE   (run | check | bench | probe; see guest/init)
 #
-# The console (first serial port) goes to $LOGS/console-MODE.log, and to
+# One guest run, described by the environment (scripts/guest/runs has a
+# line per run of `make check`):
+#   RUN_LABEL    the run's name; "main" (the default) or another label L
+#   KERNEL_KIND  patched (default) or base: the unpatched kernel of
+#                `make kernel BASE=1`
+#   QEMU_KIND    stock (default): Debian's QEMU; model: the BTS model of
+#                tools/testing/qemu-bts
+#   PLAN         the plan file under scripts/guest/ (default "plan")
+#   EXTRA_CMDLINE  more kernel command line
+# The console (first serial port) goes to $LOGS/console-TAG.log, and to
 # the terminal for MODE=run; verdicts (second serial port) go to
-# $LOGS/results-MODE.log.  A watchdog ends a guest that runs longer than
-# GUEST_TIMEOUT seconds.  Exit 0 only if the guest reported DONE.
+# $LOGS/results-TAG.log, where TAG is MODE for the main run and MODE-L
+# otherwise.  A watchdog ends a guest that runs longer than GUEST_TIMEOUT
+# seconds.  Exit 0 only if the guest reported DONE.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-mode=${1:?usage: run-guest.sh run|check|probe}
+mode=${1:?usage: run-guest.sh run|check|bench|probe}
+label=${RUN_LABEL:-main}
+tag=$mode
+[ "$label" = main ] || tag=$mode-$label
 kernel=$OBJ/arch/x86/boot/bzImage
+case ${KERNEL_KIND:-patched} in
+patched) ;;
+base) kernel=$BUILD/obj-base/arch/x86/boot/bzImage ;;
+*) die "KERNEL_KIND must be patched or base" ;;
+esac
 initrd=$OBJ/initramfs.cpio.gz
-[ -f "$kernel" ] && [ -f "$initrd" ] || die "build the kernel and initramfs first"
+[ -f "$kernel" ] && [ -f "$initrd" ] || die "build the kernel ($kernel) and initramfs first"
 
 if [ "$FLAVOUR" = debug ]; then
 	mem=2048
@@ -25,13 +43,33 @@ else
 fi
 [ "$mode" = probe ] && default_timeout=60
 timeout=${GUEST_TIMEOUT:-$default_timeout}
-qemu=${QEMU:-qemu-system-x86_64}
+# No LA57: while identify_cpu() rebuilds the boot CPU's feature bits,
+# pgtable_l5_enabled() reads false, and an interrupt in that window made
+# KASAN report a wild access to a 5-level address (rcu_is_watching) at
+# boot.  4-level paging is all the series needs.
+cpu=max,la57=off
+machine_kind=
+case ${QEMU_KIND:-stock} in
+stock)
+	qemu=${QEMU:-qemu-system-x86_64}
+	;;
+model)
+	qemu=$("$TOP/tools/testing/qemu-bts/qemu-bts.sh" path) ||
+		die "the BTS model QEMU could not be built"
+	cpu=$("$TOP/tools/testing/qemu-bts/qemu-bts.sh" cpu)
+	machine_kind=bts-
+	# The model is TCG code: KVM would bypass it.
+	ACCEL=tcg
+	;;
+*) die "QEMU_KIND must be stock or model" ;;
+esac
+plan=${PLAN:-plan}
 mkdir -p "$LOGS"
 
-# boot ACCEL CPU MODE TIMEOUT: one guest; console and results logs.
+# boot ACCEL CPU MODE TIMEOUT TAG: one guest; console and results logs.
 boot() {
 	local accel=$1 cpu=$2 bmode=$3 limit=$4
-	local console=$LOGS/console-$bmode.log results=$LOGS/results-$bmode.log
+	local console=$LOGS/console-$5.log results=$LOGS/results-$5.log
 	local show=/dev/null rc=0
 
 	: > "$console"
@@ -42,8 +80,8 @@ boot() {
 		-display none -monitor none -no-reboot \
 		-serial "file:$console" -serial "file:$results" \
 		-kernel "$kernel" -initrd "$initrd" \
-		-append "console=ttyS0 panic=-1 dbgtrace.mode=$bmode $GUEST_CMDLINE" \
-		< /dev/null > "$LOGS/qemu-$bmode.log" 2>&1 &
+		-append "console=ttyS0 panic=-1 dbgtrace.mode=$bmode dbgtrace.plan=$plan $GUEST_CMDLINE" \
+		< /dev/null > "$LOGS/qemu-$5.log" 2>&1 &
 	local qpid=$!
 	if [ "$show" != /dev/null ]; then
 		tail -n +1 -f "$console" --pid=$qpid &
@@ -53,19 +91,14 @@ boot() {
 	return $rc
 }
 
-GUEST_CMDLINE=${GUEST_CMDLINE:-}
+GUEST_CMDLINE="${GUEST_CMDLINE:-} ${EXTRA_CMDLINE:-}"
 
 # /dev/kvm may exist without working VMX (nested virtualisation off):
 # use KVM only when a guest really boots with it.
 accel=tcg
-# No LA57: while identify_cpu() rebuilds the boot CPU's feature bits,
-# pgtable_l5_enabled() reads false, and an interrupt in that window made
-# KASAN report a wild access to a 5-level address (rcu_is_watching) at
-# boot.  4-level paging is all the series needs.
-cpu=max,la57=off
 if [ "${ACCEL:-auto}" != tcg ] && [ -r /dev/kvm ] && [ -w /dev/kvm ] &&
 	grep -q -w -E 'vmx|svm' /proc/cpuinfo; then
-	if boot kvm host probe 30 && grep -q '^@@ BOOTED' "$LOGS/results-probe.log"; then
+	if boot kvm host probe 30 probe && grep -q '^@@ BOOTED' "$LOGS/results-probe.log"; then
 		accel=kvm
 		cpu=host
 	elif [ "${ACCEL:-auto}" = kvm ]; then
@@ -73,24 +106,24 @@ if [ "${ACCEL:-auto}" != tcg ] && [ -r /dev/kvm ] && [ -w /dev/kvm ] &&
 	fi
 fi
 [ "$mode" = probe ] && [ "$accel" = kvm ] && exit 0
-say "booting $FLAVOUR guest ($mode) under $accel, 2 vCPUs, watchdog ${timeout}s"
+say "booting ${KERNEL_KIND:-patched} $FLAVOUR kernel ($mode, run $label, plan $plan) on ${QEMU_KIND:-stock} QEMU, $accel, 2 vCPUs, watchdog ${timeout}s"
 # The machine's name, for scripts/emulator-limits: qemu-X.Y-ACCEL.
 qver=$("$qemu" --version | sed -n '1s/.*version \([0-9]*\.[0-9]*\).*/\1/p')
-echo "qemu-$qver-$accel" > "$LOGS/machine-$mode"
+echo "qemu-$qver-$machine_kind$accel" > "$LOGS/machine-$tag"
 
 start=$(date +%s)
 rc=0
-boot "$accel" "$cpu" "$mode" "$timeout" || rc=$?
+boot "$accel" "$cpu" "$mode" "$timeout" "$tag" || rc=$?
 elapsed=$(($(date +%s) - start))
-results=$LOGS/results-$mode.log
+results=$LOGS/results-$tag.log
 
 if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
 	warn "watchdog: the guest did not finish within ${timeout}s and was killed"
 	echo "@@ WATCHDOG $timeout" >> "$results"
 fi
 if ! grep -q '^@@ DONE' "$results"; then
-	tail -n 40 "$LOGS/console-$mode.log" >&2
-	die "the guest did not finish (qemu exit $rc after ${elapsed}s); console: $LOGS/console-$mode.log"
+	tail -n 40 "$LOGS/console-$tag.log" >&2
+	die "the guest did not finish (qemu exit $rc after ${elapsed}s); console: $LOGS/console-$tag.log"
 fi
 say "guest finished in ${elapsed}s"
 if [ "$mode" = run ]; then

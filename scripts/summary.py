@@ -4,12 +4,14 @@
 
 Usage: summary.py LOGDIR [LIMITS]
 
-Reads results-host.log, results-check.log and console-check.log from
-LOGDIR, and the machine the guest ran on (machine-check); LIMITS lists the
-cases that fail because of that machine (scripts/emulator-limits).  Prints a table per suite, every failure and skip with its
-reason, and last a line "N passed, N failed, N skipped".  Exits 1 on any
-failure, on a guest that did not finish, and on a kernel splat in the
-console log (a splat is a failure even when every test passed).
+Reads results-host.log from LOGDIR and, for each guest run named in
+runs-check (see guest-runs.sh), its results, console and machine
+(results-check[-LABEL].log, console-..., machine-...); LIMITS lists the
+cases that fail because of a machine (scripts/emulator-limits).  Prints
+a table per suite, every failure and skip with its reason, and last a
+line "N passed, N failed, N skipped".  Exits 1 on any failure, on a
+guest that did not finish, and on a kernel splat in a console log (a
+splat is a failure even when every test passed).
 """
 import collections
 import os
@@ -62,19 +64,26 @@ def apply_limits(results, limits):
     return out
 
 
-def main():
-    logdir = sys.argv[1]
-    limits_path = sys.argv[2] if len(sys.argv) > 2 else None
-    results = []
-    host = read(os.path.join(logdir, "results-host.log")) or []
-    guest = read(os.path.join(logdir, "results-check.log"))
-    console = read(os.path.join(logdir, "console-check.log")) or []
+def read_runs(logdir):
+    """The guest runs of this `make check`: (label, tag) in order."""
+    runs = []
+    for line in read(os.path.join(logdir, "runs-check")) or ["main"]:
+        if line.strip():
+            label = line.split()[0]
+            runs.append((label, "check" if label == "main" else f"check-{label}"))
+    return runs
 
-    for line in host + (guest or []):
+
+def guest_results(logdir, label, tag, limits_path):
+    """The verdicts of one guest run, its suites prefixed by its label."""
+    results = []
+    guest = read(os.path.join(logdir, f"results-{tag}.log"))
+    console = read(os.path.join(logdir, f"console-{tag}.log")) or []
+    for line in guest or []:
         m = RESULT.match(line.strip())
         if m:
             results.append(m.groups())
-    machine = (read(os.path.join(logdir, "machine-check")) or [""])[0].strip()
+    machine = (read(os.path.join(logdir, f"machine-{tag}")) or [""])[0].strip()
     if limits_path and machine:
         results = apply_limits(results, read_limits(limits_path, machine))
 
@@ -86,7 +95,7 @@ def main():
         results.append(("guest", "PASS", "finished", None))
     else:
         results.append(("guest", "FAIL", "finished",
-                        "the guest did not report DONE; see console-check.log"))
+                        f"the guest did not report DONE; see console-{tag}.log"))
 
     splats = []
     for line in console:
@@ -98,13 +107,31 @@ def main():
             results.append(("guest:dmesg", "FAIL", "splat", s))
     else:
         results.append(("guest:dmesg", "PASS", "no-splat", None))
+    if label != "main":
+        results = [(f"{label}/{r[0]}",) + tuple(r[1:]) for r in results]
+    return results, machine
+
+
+def main():
+    logdir = sys.argv[1]
+    limits_path = sys.argv[2] if len(sys.argv) > 2 else None
+    results = []
+    for line in read(os.path.join(logdir, "results-host.log")) or []:
+        m = RESULT.match(line.strip())
+        if m:
+            results.append(m.groups())
+    machines = []
+    for label, tag in read_runs(logdir):
+        run, machine = guest_results(logdir, label, tag, limits_path)
+        results += run
+        machines.append(f"{label}: {machine or 'unknown'}")
 
     suites = collections.OrderedDict()
     for suite, status, case, reason in results:
         suites.setdefault(suite, collections.Counter())[status] += 1
 
     width = max([len(s) for s in suites] + [5])
-    print(f"\nguest machine: {machine or 'unknown'}")
+    print(f"\nguest machines: {', '.join(machines)}")
     print(f"{'suite':<{width}}  {'pass':>5} {'fail':>5} {'skip':>5}")
     print("-" * (width + 19))
     for suite, c in suites.items():

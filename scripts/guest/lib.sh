@@ -105,22 +105,44 @@ run_ftracetest() { # suite testfile timeout
 	rm -f "$out"
 }
 
-# /tests/plan: one test per line, "kunit SUITE", "kselftest SUITE PATH
-# TIMEOUT" or "ftracetest SUITE FILE TIMEOUT".
-run_plan() { # plan
+# A benchmark: not a test, so no verdict unless it fails.  Its stdout
+# lines "BENCH KEY VALUE" go to the host as "@@ BENCH NAME KEY VALUE",
+# its other lines as "@@ BENCH-SAYS NAME ..." (its own in-run ratios).
+run_bench() { # name command...
+	name=$1
+	shift
+	out=/tmp/out.$$
+	echo "### bench $name $*"
+	"$@" > "$out" 2>&1
+	rc=$?
+	cat "$out"
+	sed -n -e "s/^BENCH \([^ ]*\) \([^ ]*\)\$/@@ BENCH $name \1 \2/p" \
+		-e t -e "s/^/@@ BENCH-SAYS $name /p" "$out" >&3
+	[ "$rc" = 0 ] || result "bench:$name" FAIL "$name" "exit status $rc"
+	rm -f "$out"
+}
+
+# A plan: one line each, "kunit SUITE", "kselftest SUITE PATH TIMEOUT",
+# "ftracetest SUITE FILE TIMEOUT" (mode check) or "bench NAME COMMAND
+# ARGS..." (mode bench).  Lines of the other mode are left out.
+run_plan() { # plan mode
 	kunit_done=" "
 	while read -r kind a b c; do
-		case $kind in
-		''|'#'*) continue ;;
-		kunit) run_kunit "$a"; kunit_done="$kunit_done $a " ;;
-		kselftest) run_kselftest "$a" "$b" "$c" ;;
-		ftracetest) run_ftracetest "$a" "$b" "$c" ;;
-		*) result plan FAIL "$kind" "unknown test kind in plan" ;;
+		case $2:$kind in
+		*:|*:'#'*) continue ;;
+		check:kunit) run_kunit "$a"; kunit_done="$kunit_done $a " ;;
+		check:kselftest) run_kselftest "$a" "$b" "$c" ;;
+		check:ftracetest) run_ftracetest "$a" "$b" "$c" ;;
+		bench:bench) eval "run_bench $a $b $c" ;;
+		check:bench|bench:kunit|bench:kselftest|bench:ftracetest) ;;
+		*) result plan FAIL "$kind" "unknown line in plan $1 ($2)" ;;
 		esac
 	done < "$1"
+	[ "$2" = check ] || return 0
 	# A suite built into the kernel but missing from the plan still runs
 	# at boot: report it too, so that no result goes unread.
 	for d in /sys/kernel/debug/kunit/*/; do
+		[ -d "$d" ] || continue
 		suite=$(basename "$d")
 		case "$kunit_done" in *" $suite "*) continue ;; esac
 		run_kunit "$suite"

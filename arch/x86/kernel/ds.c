@@ -687,25 +687,35 @@ static struct ds_tracer *ds_request(enum ds_half half,
 	if (*slot)
 		goto out_free;
 
-	/* ds_exit_thread() comes after PF_EXITING is set. */
-	err = -ESRCH;
-	if (task && (task->flags & PF_EXITING))
-		goto out_free;
+	if (task) {
+		/*
+		 * An exiting task sets PF_EXITING and later tests TIF_DS in
+		 * ds_exit_thread(), with smp_mb() in between; here TIF_DS is
+		 * set before PF_EXITING is tested.  So either we see
+		 * PF_EXITING and back out, or ds_exit_thread() sees TIF_DS
+		 * and, on ds_mutex, detaches what we attach.
+		 */
+		set_tsk_thread_flag(task, TIF_DS);
+		/* TIF_DS before PF_EXITING; pairs with ds_exit_thread(). */
+		smp_mb__after_atomic();
+		err = -ESRCH;
+		if (task->flags & PF_EXITING)
+			goto out_untag;
+	}
 
 	if (!ds_users[half]) {
 		err = ds_reserve(half, &info);
 		if (err)
-			goto out_free;
+			goto out_untag;
 	} else if (WARN_ON_ONCE(info.record_size != ds_info[half].record_size)) {
 		err = -EINVAL;
-		goto out_free;
+		goto out_untag;
 	}
 	ds_users[half]++;
 
 	if (task) {
 		get_task_struct(task);
 		t->task = task;
-		set_tsk_thread_flag(task, TIF_DS);
 		WRITE_ONCE(*slot, t);
 		ds_kick_task(task);
 	} else {
@@ -716,6 +726,9 @@ static struct ds_tracer *ds_request(enum ds_half half,
 	mutex_unlock(&ds_mutex);
 	return t;
 
+out_untag:
+	if (task && !ds_task_has_tracers(task))
+		clear_tsk_thread_flag(task, TIF_DS);
 out_free:
 	mutex_unlock(&ds_mutex);
 	kfree(t);
@@ -1243,6 +1256,8 @@ void ds_exit_thread(struct task_struct *task)
 	struct ds_tracer *gone[DS_NR_HALVES];
 	int half;
 
+	/* PF_EXITING is set: pairs with smp_mb__after_atomic() in ds_request(). */
+	smp_mb();
 	if (!test_tsk_thread_flag(task, TIF_DS))
 		return;
 

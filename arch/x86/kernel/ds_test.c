@@ -17,6 +17,7 @@
 #include <linux/initrd.h>
 #include <linux/jiffies.h>
 #include <linux/kthread.h>
+#include <linux/perf_event.h>
 #include <linux/sched.h>
 #include <linux/sched/task.h>
 #include <linux/slab.h>
@@ -450,6 +451,98 @@ static void test_real_hardware_absent(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, ds_record_size(DS_PEBS), -EOPNOTSUPP);
 	KUNIT_EXPECT_FALSE(test, test_thread_flag(TIF_DS));
 	KUNIT_EXPECT_EQ(test, ds_set_hw_ops(&model_ops), 0);
+}
+
+/* A call into it is a branch the hardware must record. */
+static noinline int real_target(int x)
+{
+	return x * 3 + 1;
+}
+
+#define REAL_CALLS		4
+#define REAL_BUFFER_SIZE	(64 * 1024)
+
+/* perf's BTS event: every user-mode branch, as perf record -e branches. */
+static struct perf_event *real_perf_bts(void)
+{
+	struct perf_event_attr attr = {
+		.type		= PERF_TYPE_HARDWARE,
+		.config		= PERF_COUNT_HW_BRANCH_INSTRUCTIONS,
+		.size		= sizeof(attr),
+		.sample_period	= 1,
+		.exclude_kernel	= 1,
+		.disabled	= 1,
+	};
+
+	return perf_event_create_kernel_counter(&attr, -1, current, NULL, NULL);
+}
+
+/*
+ * On a cpu with BTS (the QEMU model, or real hardware), the real hardware
+ * layer records the kernel's own branches into the tracer's buffer, and
+ * the half is perf's or ds.c's, never both.
+ */
+static void test_real_hardware(struct kunit *test)
+{
+	int (*target)(int) = real_target;
+	unsigned long to = (unsigned long)real_target;
+	const struct ds_bts_record *rec;
+	struct perf_event *event;
+	struct ds_config cfg = {
+		.size	= rounddown(REAL_BUFFER_SIZE, DS_BTS_RECORD_SIZE),
+		.flags	= DS_TRACE_KERNEL,
+	};
+	size_t i, index, end;
+	int calls = 0, user = 0;
+	struct ds_tracer *t;
+
+	if (!boot_cpu_has(X86_FEATURE_BTS) || !boot_cpu_has(X86_FEATURE_DTES64))
+		kunit_skip(test, "this cpu has no BTS");
+
+	cfg.base = kunit_kzalloc(test, REAL_BUFFER_SIZE, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, cfg.base);
+	KUNIT_ASSERT_EQ(test, ds_set_hw_ops(NULL), 0);
+
+	/* Real calls, not inlined or folded away. */
+	OPTIMIZER_HIDE_VAR(target);
+	t = request_ok(test, DS_BTS, current, -1, &cfg);
+	for (i = 0; i < REAL_CALLS; i++)
+		target(i);
+	KUNIT_ASSERT_EQ(test, ds_suspend(t), 0);
+	KUNIT_ASSERT_EQ(test, ds_flush(t), 0);
+
+	KUNIT_ASSERT_EQ(test, ds_get_index(t, &index), 0);
+	KUNIT_ASSERT_EQ(test, ds_get_end(t, &end), 0);
+	for (i = 0; i < end; i++) {
+		KUNIT_ASSERT_EQ(test, ds_access(t, i, (const void **)&rec), 0);
+		/* Escapes, and what the buffer held before (zeroes). */
+		if (rec->from == DS_BTS_ESCAPE || (!rec->from && !rec->to))
+			continue;
+		if (rec->to >= to && rec->to < to + 16)
+			calls++;
+		if (rec->from < TASK_SIZE_MAX || rec->to < TASK_SIZE_MAX)
+			user++;
+	}
+	KUNIT_EXPECT_GE_MSG(test, calls, REAL_CALLS,
+			    "%zu records, %zu..%zu", end, index, end);
+	KUNIT_EXPECT_EQ_MSG(test, user, 0, "user branches in a kernel trace");
+
+	/* While ds.c has BTS, perf's BTS users fail. */
+	event = real_perf_bts();
+	KUNIT_EXPECT_EQ(test, PTR_ERR_OR_ZERO(event), -EBUSY);
+	if (!IS_ERR(event))
+		perf_event_release_kernel(event);
+	release(test, t);
+
+	/* While perf has it, ds.c's requests fail. */
+	event = real_perf_bts();
+	if (IS_ERR(event))
+		kunit_skip(test, "perf offers no BTS event here: %ld",
+			   PTR_ERR(event));
+	cfg.flags = DS_TRACE_USER;
+	t = request(test, DS_BTS, current, -1, &cfg);
+	KUNIT_EXPECT_EQ(test, PTR_ERR_OR_ZERO(t), -EBUSY);
+	perf_event_release_kernel(event);
 }
 
 static void test_request_release(struct kunit *test)
@@ -1033,6 +1126,13 @@ static int fork_child(void *arg)
 	fc->tif = test_thread_flag(TIF_DS);
 	fc->tracers = current->thread.ds_tracers[DS_BTS] ||
 		      current->thread.ds_tracers[DS_PEBS];
+	/*
+	 * Had the child inherited the parent's tracers, its exit would
+	 * detach them and drop a task reference it never took: forget them,
+	 * so that a broken ds_fork() fails this case and nothing else.
+	 */
+	memset(current->thread.ds_tracers, 0, sizeof(current->thread.ds_tracers));
+	clear_thread_flag(TIF_DS);
 	complete(&fc->done);
 	do_exit(0);
 }
@@ -1095,6 +1195,7 @@ static void test_pebs(struct kunit *test)
 
 static struct kunit_case x86_ds_test_cases[] = {
 	KUNIT_CASE(test_real_hardware_absent),
+	KUNIT_CASE(test_real_hardware),
 	KUNIT_CASE(test_no_hardware),
 	KUNIT_CASE(test_request_release),
 	KUNIT_CASE(test_invalid),
