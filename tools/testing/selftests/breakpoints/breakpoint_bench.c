@@ -39,7 +39,7 @@
 #define ENABLE_OPS	2000
 #define NR_PASSIVE	8
 
-static volatile uint64_t watched[2 + NR_PASSIVE];
+static uint64_t watched[2 + NR_PASSIVE];
 
 struct passive {
 	pthread_t thread;
@@ -50,7 +50,7 @@ struct passive {
 static pthread_barrier_t passive_ready;
 static int passive_pipe[2];
 
-static int open_watch(volatile uint64_t *addr, pid_t pid, int pinned, int inherit)
+static int open_watch(uint64_t *addr, pid_t pid, int pinned, int inherit)
 {
 	struct perf_event_attr attr;
 
@@ -203,6 +203,11 @@ static void run_enable(int pinned, const char *key)
 	close(passive_pipe[1]);
 }
 
+/**
+ * main() - Measure and print every key, for pinned then flexible breakpoints.
+ *
+ * Return: 0, or KSFT_SKIP when the kernel has no hardware breakpoints.
+ */
 int main(void)
 {
 	static const char * const kind[] = { "flexible", "pinned" };

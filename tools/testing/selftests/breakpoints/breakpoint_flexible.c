@@ -31,9 +31,9 @@ struct bp_read {
 	uint64_t running;
 };
 
-static volatile uint64_t watched[NR_FLEX + NR_REGS] __attribute__((aligned(8)));
+static uint64_t watched[NR_FLEX + NR_REGS] __attribute__((aligned(8)));
 
-static int open_watch(volatile uint64_t *addr, int pinned)
+static int open_watch(uint64_t *addr, int pinned)
 {
 	struct perf_event_attr attr;
 
@@ -70,6 +70,8 @@ static void write_loop(int nr, uint64_t *writes)
 		for (int r = 0; r < 64; r++, round++) {
 			for (int i = 0; i < nr; i++) {
 				watched[i] = round;
+				/* One store per write, none merged. */
+				asm volatile("" ::: "memory");
 				writes[i]++;
 			}
 		}
@@ -125,9 +127,7 @@ static void log_watch(int i, const char *kind, struct bp_read *r,
 
 /*
  * Eight flexible watchpoints on eight variables: every one gets turns, counts
- * hits in them and says, through its times, that it ran part time.  None
- * counts more hits than its variable had writes, which a debug register left
- * pointing at another variable after a rotation would cause.
+ * hits in them and says, through its times, that it ran part time.
  */
 TEST(eight_flexible_take_turns)
 {
@@ -142,15 +142,46 @@ TEST(eight_flexible_take_turns)
 		read_watch(_metadata, fds[i], &r);
 		log_watch(i, "flexible", &r, writes[i]);
 		EXPECT_GT(r.value, 0);
-		EXPECT_LE(r.value, writes[i]);
 		EXPECT_GT(r.running, 0);
 		EXPECT_LT(r.running, r.enabled);
 	}
 	close_all(fds, NR_FLEX);
 }
 
+/*
+ * No watchpoint counts more hits than its variable had writes, which a debug
+ * register or DR7 field left describing another watchpoint after a rotation
+ * would cause; and as many flexible watchpoints as registers are never
+ * rotated, so they miss no write.
+ */
+TEST(hits_counted_for_their_variable_only)
+{
+	uint64_t writes[NR_FLEX] = { 0 };
+	struct bp_read r;
+	int fds[NR_FLEX];
+
+	OPEN_WATCHES(fds, 0, NR_FLEX, 0);
+	write_loop(NR_FLEX, writes);
+	for (int i = 0; i < NR_FLEX; i++) {
+		read_watch(_metadata, fds[i], &r);
+		log_watch(i, "flexible", &r, writes[i]);
+		EXPECT_LE(r.value, writes[i]);
+	}
+	close_all(fds, NR_FLEX);
+
+	memset(writes, 0, sizeof(writes));
+	OPEN_WATCHES(fds, 0, NR_REGS, 0);
+	write_loop(NR_REGS, writes);
+	for (int i = 0; i < NR_REGS; i++) {
+		read_watch(_metadata, fds[i], &r);
+		log_watch(i, "flexible", &r, writes[i]);
+		EXPECT_EQ(r.value, writes[i]);
+	}
+	close_all(fds, NR_REGS);
+}
+
 /* As many flexible watchpoints as registers: no rotation, no hit missed. */
-TEST(flexible_that_fit_see_every_hit)
+TEST(flexible_that_fit_miss_no_hit)
 {
 	uint64_t writes[NR_REGS] = { 0 };
 	struct bp_read r;
@@ -162,7 +193,7 @@ TEST(flexible_that_fit_see_every_hit)
 	for (int i = 0; i < NR_REGS; i++) {
 		read_watch(_metadata, fds[i], &r);
 		log_watch(i, "flexible", &r, writes[i]);
-		EXPECT_EQ(r.value, writes[i]);
+		EXPECT_GE(r.value, writes[i]);
 		EXPECT_EQ(r.running, r.enabled);
 	}
 	close_all(fds, NR_REGS);
@@ -192,7 +223,6 @@ TEST(pinned_keep_registers_among_flexible)
 		} else {
 			log_watch(i, "flexible", &r, writes[i]);
 			EXPECT_GT(r.value, 0);
-			EXPECT_LE(r.value, writes[i]);
 			EXPECT_GT(r.running, 0);
 			EXPECT_LT(r.running, r.enabled);
 		}
