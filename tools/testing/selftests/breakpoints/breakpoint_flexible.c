@@ -31,7 +31,7 @@ struct bp_read {
 	uint64_t running;
 };
 
-static uint64_t watched[NR_FLEX + NR_REGS] __attribute__((aligned(8)));
+static uint64_t watched[NR_FLEX + NR_REGS];
 
 static int open_watch(uint64_t *addr, int pinned)
 {
