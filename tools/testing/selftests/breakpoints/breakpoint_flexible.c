@@ -87,27 +87,37 @@ static void close_all(int *fds, int nr)
 	}
 }
 
-/* Open watchpoints on watched[first..first+nr-1]; SKIP what cannot run. */
-#define OPEN_WATCHES(fds, first, nr, pinned)				\
-	do {								\
-		for (int __i = (first); __i < (first) + (nr); __i++) {	\
-			(fds)[__i] = open_watch(&watched[__i], (pinned)); \
-			if ((fds)[__i] >= 0)				\
-				continue;				\
-			close_all((fds), __i);				\
-			if (errno == ENOENT || errno == EOPNOTSUPP ||	\
-			    errno == EACCES || errno == ENODEV)		\
-				SKIP(return, "no hardware breakpoints: %s", \
-				     strerror(errno));			\
-			if (errno == ENOSPC && !(pinned) && __i >= NR_REGS) \
-				SKIP(return,				\
-				     "kernel does not multiplex flexible breakpoints: watchpoint %d got ENOSPC", \
-				     __i + 1);				\
-			ASSERT_GE((fds)[__i], 0)			\
-				TH_LOG("watchpoint %d: %s", __i + 1,	\
-				       strerror(errno));		\
-		}							\
-	} while (0)
+static char skip_reason[128];
+
+/*
+ * Open watchpoints on watched[first..first+nr-1].  Return NULL, or why the
+ * kernel cannot run the test, having closed what it opened.
+ */
+static const char *open_watches(struct __test_metadata *_metadata, int *fds,
+				int first, int nr, int pinned)
+{
+	for (int i = first; i < first + nr; i++) {
+		fds[i] = open_watch(&watched[i], pinned);
+		if (fds[i] >= 0)
+			continue;
+		close_all(fds, i);
+		if (errno == ENOENT || errno == EOPNOTSUPP || errno == EACCES ||
+		    errno == ENODEV) {
+			snprintf(skip_reason, sizeof(skip_reason),
+				 "no hardware breakpoints: %s", strerror(errno));
+			return skip_reason;
+		}
+		if (errno == ENOSPC && !pinned && i >= NR_REGS) {
+			snprintf(skip_reason, sizeof(skip_reason),
+				 "kernel does not multiplex flexible breakpoints: watchpoint %d got ENOSPC",
+				 i + 1);
+			return skip_reason;
+		}
+		ASSERT_GE(fds[i], 0)
+			TH_LOG("watchpoint %d: %s", i + 1, strerror(errno));
+	}
+	return NULL;
+}
 
 static void read_watch(struct __test_metadata *_metadata, int fd,
 		       struct bp_read *r)
@@ -134,8 +144,11 @@ TEST(eight_flexible_take_turns)
 	uint64_t writes[NR_FLEX] = { 0 };
 	struct bp_read r;
 	int fds[NR_FLEX];
+	const char *why;
 
-	OPEN_WATCHES(fds, 0, NR_FLEX, 0);
+	why = open_watches(_metadata, fds, 0, NR_FLEX, 0);
+	if (why)
+		SKIP(return, "%s", why);
 	write_loop(NR_FLEX, writes);
 
 	for (int i = 0; i < NR_FLEX; i++) {
@@ -159,8 +172,11 @@ TEST(hits_counted_for_their_variable_only)
 	uint64_t writes[NR_FLEX] = { 0 };
 	struct bp_read r;
 	int fds[NR_FLEX];
+	const char *why;
 
-	OPEN_WATCHES(fds, 0, NR_FLEX, 0);
+	why = open_watches(_metadata, fds, 0, NR_FLEX, 0);
+	if (why)
+		SKIP(return, "%s", why);
 	write_loop(NR_FLEX, writes);
 	for (int i = 0; i < NR_FLEX; i++) {
 		read_watch(_metadata, fds[i], &r);
@@ -170,7 +186,9 @@ TEST(hits_counted_for_their_variable_only)
 	close_all(fds, NR_FLEX);
 
 	memset(writes, 0, sizeof(writes));
-	OPEN_WATCHES(fds, 0, NR_REGS, 0);
+	why = open_watches(_metadata, fds, 0, NR_REGS, 0);
+	if (why)
+		SKIP(return, "%s", why);
 	write_loop(NR_REGS, writes);
 	for (int i = 0; i < NR_REGS; i++) {
 		read_watch(_metadata, fds[i], &r);
@@ -186,8 +204,11 @@ TEST(flexible_that_fit_miss_no_hit)
 	uint64_t writes[NR_REGS] = { 0 };
 	struct bp_read r;
 	int fds[NR_REGS];
+	const char *why;
 
-	OPEN_WATCHES(fds, 0, NR_REGS, 0);
+	why = open_watches(_metadata, fds, 0, NR_REGS, 0);
+	if (why)
+		SKIP(return, "%s", why);
 	write_loop(NR_REGS, writes);
 
 	for (int i = 0; i < NR_REGS; i++) {
@@ -205,13 +226,18 @@ TEST(flexible_that_fit_miss_no_hit)
  */
 TEST(pinned_keep_registers_among_flexible)
 {
-	uint64_t writes[NR_FLEX + NR_REGS] = { 0 };
 	const int nr_pinned = NR_REGS - 1, nr_flex = 6;
+	uint64_t writes[NR_FLEX + NR_REGS] = { 0 };
 	int fds[NR_FLEX + NR_REGS];
 	struct bp_read r;
+	const char *why;
 
-	OPEN_WATCHES(fds, 0, nr_pinned, 1);
-	OPEN_WATCHES(fds, nr_pinned, nr_flex, 0);
+	why = open_watches(_metadata, fds, 0, nr_pinned, 1);
+	if (why)
+		SKIP(return, "%s", why);
+	why = open_watches(_metadata, fds, nr_pinned, nr_flex, 0);
+	if (why)
+		SKIP(return, "%s", why);
 	write_loop(nr_pinned + nr_flex, writes);
 
 	for (int i = 0; i < nr_pinned + nr_flex; i++) {
@@ -237,9 +263,12 @@ TEST(pinned_keep_registers_among_flexible)
 TEST(pinned_full_refuses_more)
 {
 	int fds[NR_REGS];
+	const char *why;
 	int fd;
 
-	OPEN_WATCHES(fds, 0, NR_REGS, 1);
+	why = open_watches(_metadata, fds, 0, NR_REGS, 1);
+	if (why)
+		SKIP(return, "%s", why);
 
 	fd = open_watch(&watched[NR_REGS], 1);
 	EXPECT_EQ(-1, fd);
