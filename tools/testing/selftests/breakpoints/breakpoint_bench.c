@@ -12,9 +12,12 @@
  *   enable_*   PERF_EVENT_IOC_ENABLE then _DISABLE of a breakpoint while other
  *              threads hold breakpoints, as "perf bench breakpoint enable".
  *
- * Each key ends in _pinned or _flexible, the kind of breakpoint used.  Every
- * value is the median of REPEATS runs, in ns per operation, printed as
- * "BENCH KEY VALUE".  Run it on two kernels to compare them.
+ * Each key ends in _pinned or _flexible, the kind of breakpoint used.  The six
+ * measurements run in turn, REPEATS rounds of them, so that a slow spell of
+ * the machine hits them alike; each value printed, as "BENCH KEY VALUE" in ns
+ * per operation, is the fastest round: other load on the machine only ever
+ * adds time, and the fastest round is the one it disturbed least.  Run it on
+ * two kernels to compare them.
  */
 
 #define _GNU_SOURCE
@@ -33,7 +36,7 @@
 
 #include "../kselftest.h"
 
-#define REPEATS		7
+#define REPEATS		15
 #define OPEN_OPS	2000
 #define THREAD_OPS	200
 #define ENABLE_OPS	2000
@@ -74,19 +77,6 @@ static uint64_t now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static uint64_t median(uint64_t *v)
-{
-	qsort(v, REPEATS, sizeof(*v), cmp_u64);
-	return v[REPEATS / 2];
 }
 
 static uint64_t bench_open(int pinned)
@@ -163,10 +153,10 @@ static uint64_t bench_enable(int pinned)
 	return start;
 }
 
-static void run_enable(int pinned, const char *key)
+static uint64_t run_enable(int pinned)
 {
 	struct passive passive[NR_PASSIVE];
-	uint64_t v[REPEATS];
+	uint64_t ns;
 	char c = 0;
 
 	if (pipe(passive_pipe))
@@ -186,9 +176,7 @@ static void run_enable(int pinned, const char *key)
 					   strerror(errno));
 	}
 
-	for (int r = 0; r < REPEATS; r++)
-		v[r] = bench_enable(pinned);
-	printf("BENCH %s %llu\n", key, (unsigned long long)median(v));
+	ns = bench_enable(pinned);
 
 	for (int i = 0; i < NR_PASSIVE; i++)
 		close(passive[i].fd);
@@ -201,6 +189,7 @@ static void run_enable(int pinned, const char *key)
 	pthread_barrier_destroy(&passive_ready);
 	close(passive_pipe[0]);
 	close(passive_pipe[1]);
+	return ns;
 }
 
 /**
@@ -211,8 +200,8 @@ static void run_enable(int pinned, const char *key)
 int main(void)
 {
 	static const char * const kind[] = { "flexible", "pinned" };
-	uint64_t v[REPEATS];
-	char key[32];
+	static const char * const name[] = { "open", "thread", "enable" };
+	uint64_t best[3][2];
 	int fd;
 
 	fd = open_watch(&watched[0], 0, 1, 0);
@@ -222,19 +211,26 @@ int main(void)
 	}
 	close(fd);
 
+	memset(best, 0xff, sizeof(best));
+	for (int r = 0; r < REPEATS; r++) {
+		for (int pinned = 1; pinned >= 0; pinned--) {
+			uint64_t ns[3] = {
+				bench_open(pinned),
+				bench_thread(pinned),
+				run_enable(pinned),
+			};
+
+			for (int m = 0; m < 3; m++) {
+				if (ns[m] < best[m][pinned])
+					best[m][pinned] = ns[m];
+			}
+		}
+	}
+
 	for (int pinned = 1; pinned >= 0; pinned--) {
-		for (int r = 0; r < REPEATS; r++)
-			v[r] = bench_open(pinned);
-		printf("BENCH open_%s %llu\n", kind[pinned],
-		       (unsigned long long)median(v));
-
-		for (int r = 0; r < REPEATS; r++)
-			v[r] = bench_thread(pinned);
-		printf("BENCH thread_%s %llu\n", kind[pinned],
-		       (unsigned long long)median(v));
-
-		snprintf(key, sizeof(key), "enable_%s", kind[pinned]);
-		run_enable(pinned, key);
+		for (int m = 0; m < 3; m++)
+			printf("BENCH %s_%s %llu\n", name[m], kind[pinned],
+			       (unsigned long long)best[m][pinned]);
 	}
 	return 0;
 }
