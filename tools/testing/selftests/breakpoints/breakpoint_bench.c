@@ -25,6 +25,7 @@
 #include <linux/hw_breakpoint.h>
 #include <linux/perf_event.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -202,6 +203,7 @@ int main(void)
 	static const char * const kind[] = { "flexible", "pinned" };
 	static const char * const name[] = { "open", "thread", "enable" };
 	uint64_t best[3][2];
+	cpu_set_t cpus;
 	int fd;
 
 	fd = open_watch(&watched[0], 0, 1, 0);
@@ -210,6 +212,16 @@ int main(void)
 		return KSFT_SKIP;
 	}
 	close(fd);
+
+	/*
+	 * Keep every thread on one CPU: a thread started on another CPU
+	 * measures IPIs and the emulator's vCPU scheduling more than the
+	 * breakpoint code.
+	 */
+	CPU_ZERO(&cpus);
+	CPU_SET(0, &cpus);
+	if (sched_setaffinity(0, sizeof(cpus), &cpus))
+		ksft_exit_fail_msg("sched_setaffinity: %s\n", strerror(errno));
 
 	memset(best, 0xff, sizeof(best));
 	for (int r = 0; r < REPEATS; r++) {
