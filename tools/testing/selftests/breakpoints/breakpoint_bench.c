@@ -37,10 +37,10 @@
 
 #include "../kselftest.h"
 
-#define REPEATS		15
-#define OPEN_OPS	2000
-#define THREAD_OPS	200
-#define ENABLE_OPS	2000
+#define REPEATS		40
+#define OPEN_OPS	500
+#define THREAD_OPS	50
+#define ENABLE_OPS	500
 #define NR_PASSIVE	8
 
 static uint64_t watched[2 + NR_PASSIVE];
