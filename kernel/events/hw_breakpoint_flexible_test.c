@@ -1,0 +1,270 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit test for the slot accounting of flexible (non-pinned) breakpoints.
+ *
+ * Pinned breakpoints keep a register each; the flexible ones of a task or of
+ * a CPU share one register at least and take turns on it, see the rules above
+ * __reserve_bp_slot().  These cases only create and release events on tasks
+ * that never run, so they check what is accepted, not how perf rotates.
+ */
+
+#include <kunit/test.h>
+#include <linux/cpumask.h>
+#include <linux/err.h>
+#include <linux/hw_breakpoint.h>
+#include <linux/kthread.h>
+#include <linux/perf_event.h>
+#include <asm/hw_breakpoint.h>
+
+#define FLEX_MAX_BPS	64
+
+static char flex_vars[FLEX_MAX_BPS];
+static struct perf_event *flex_bps[FLEX_MAX_BPS];
+static struct task_struct *flex_tasks[2];
+static int flex_nr_bps;
+
+static int flex_slots(void)
+{
+	return hw_breakpoint_slots(TYPE_DATA);
+}
+
+static struct perf_event *flex_create(int cpu, struct task_struct *tsk, bool pinned)
+{
+	struct perf_event_attr attr;
+	int idx = flex_nr_bps;
+
+	hw_breakpoint_init(&attr);
+	attr.pinned = pinned;
+	attr.bp_addr = (unsigned long)&flex_vars[idx % FLEX_MAX_BPS];
+	attr.bp_len = HW_BREAKPOINT_LEN_1;
+	attr.bp_type = HW_BREAKPOINT_W;
+	return perf_event_create_kernel_counter(&attr, cpu, tsk, NULL, NULL);
+}
+
+/* Create a breakpoint that must be accepted, and keep it for test_exit(). */
+static int flex_add(struct kunit *test, int cpu, struct task_struct *tsk, bool pinned)
+{
+	struct perf_event *bp;
+
+	KUNIT_ASSERT_LT(test, flex_nr_bps, FLEX_MAX_BPS);
+	bp = flex_create(cpu, tsk, pinned);
+	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(bp), "%s breakpoint %d refused: %ld",
+			       pinned ? "pinned" : "flexible", flex_nr_bps,
+			       PTR_ERR(bp));
+	flex_bps[flex_nr_bps] = bp;
+	return flex_nr_bps++;
+}
+
+static void flex_add_many(struct kunit *test, int nr, int cpu,
+			  struct task_struct *tsk, bool pinned)
+{
+	for (int i = 0; i < nr; i++)
+		flex_add(test, cpu, tsk, pinned);
+}
+
+/* Check that a breakpoint is refused with -ENOSPC. */
+static void flex_expect_nospc(struct kunit *test, int cpu,
+			      struct task_struct *tsk, bool pinned)
+{
+	struct perf_event *bp = flex_create(cpu, tsk, pinned);
+
+	if (!IS_ERR(bp))
+		unregister_hw_breakpoint(bp);
+	KUNIT_EXPECT_EQ_MSG(test, PTR_ERR_OR_ZERO(bp), -ENOSPC,
+			    "%s breakpoint on cpu %d task %s accepted",
+			    pinned ? "pinned" : "flexible", cpu,
+			    tsk ? tsk->comm : "(none)");
+}
+
+static void flex_release(int idx)
+{
+	unregister_hw_breakpoint(flex_bps[idx]);
+	flex_bps[idx] = NULL;
+}
+
+static int flex_dummy_thread(void *arg)
+{
+	return 0;
+}
+
+static struct task_struct *flex_task(struct kunit *test, int nr)
+{
+	struct task_struct *tsk;
+
+	if (flex_tasks[nr])
+		return flex_tasks[nr];
+
+	tsk = kthread_create(flex_dummy_thread, NULL, "hw_bp_flex_%d", nr);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(tsk));
+	flex_tasks[nr] = tsk;
+	return tsk;
+}
+
+static int flex_cpu(int nr)
+{
+	int cpu;
+
+	for_each_online_cpu(cpu) {
+		if (nr-- <= 0)
+			break;
+	}
+	return cpu;
+}
+
+/* ===== Test cases ===== */
+
+static void test_task_flexible_beyond_slots(struct kunit *test)
+{
+	struct task_struct *tsk = flex_task(test, 0);
+
+	flex_add_many(test, 2 * flex_slots(), -1, tsk, false);
+	/* The flexible ones keep one register; pinned ones get the rest. */
+	flex_add_many(test, flex_slots() - 1, -1, tsk, true);
+	flex_expect_nospc(test, -1, tsk, true);
+	flex_expect_nospc(test, flex_cpu(0), tsk, true);
+	/* More flexible ones still take turns on the shared register. */
+	flex_add(test, -1, tsk, false);
+	flex_add(test, flex_cpu(1), tsk, false);
+}
+
+static void test_cpu_flexible_beyond_slots(struct kunit *test)
+{
+	const int cpu = flex_cpu(0);
+
+	flex_add_many(test, 2 * flex_slots(), cpu, NULL, false);
+	flex_add_many(test, flex_slots() - 1, cpu, NULL, true);
+	flex_expect_nospc(test, cpu, NULL, true);
+	flex_add(test, cpu, NULL, false);
+	/* Another CPU is not affected. */
+	flex_add_many(test, flex_slots(), flex_cpu(1), NULL, true);
+	flex_expect_nospc(test, flex_cpu(1), NULL, false);
+}
+
+static void test_flexible_needs_a_register(struct kunit *test)
+{
+	struct task_struct *tsk = flex_task(test, 0);
+
+	flex_add_many(test, flex_slots(), -1, tsk, true);
+	/* Never a register left for them: refused, not accepted to starve. */
+	flex_expect_nospc(test, -1, tsk, false);
+	flex_expect_nospc(test, flex_cpu(0), tsk, false);
+	flex_expect_nospc(test, flex_cpu(0), NULL, false);
+	/* Another task runs with its own registers. */
+	flex_add_many(test, 2 * flex_slots(), -1, flex_task(test, 1), false);
+}
+
+static void test_cpu_and_task_mixed(struct kunit *test)
+{
+	struct task_struct *tsk = flex_task(test, 0);
+	const int cpu = flex_cpu(0);
+
+	flex_add_many(test, flex_slots() - 2, cpu, NULL, true);
+	flex_add_many(test, 3, -1, tsk, false);
+	flex_add_many(test, 3, cpu, NULL, false);
+	/* CPU pinned, the CPU's and the task's flexible share: all full. */
+	flex_expect_nospc(test, cpu, NULL, true);
+	flex_expect_nospc(test, -1, tsk, true);
+	flex_expect_nospc(test, cpu, tsk, true);
+	/* Flexible ones of the same weight fit in the shares they have. */
+	flex_add(test, cpu, NULL, false);
+	flex_add(test, cpu, tsk, false);
+	/* The other CPU only has the task's flexible share taken. */
+	flex_add_many(test, flex_slots() - 1, flex_cpu(1), tsk, true);
+	flex_expect_nospc(test, flex_cpu(1), tsk, true);
+}
+
+static void test_task_on_one_cpu(struct kunit *test)
+{
+	struct task_struct *tsk = flex_task(test, 0);
+	const int cpu = flex_cpu(0);
+
+	flex_add_many(test, 2 * flex_slots(), cpu, tsk, false);
+	flex_add_many(test, flex_slots() - 1, cpu, tsk, true);
+	flex_expect_nospc(test, cpu, tsk, true);
+	flex_expect_nospc(test, -1, tsk, true);
+	/* On the other CPU the task has no breakpoint yet. */
+	flex_add_many(test, flex_slots(), flex_cpu(1), tsk, true);
+	flex_expect_nospc(test, flex_cpu(1), tsk, false);
+}
+
+static void test_release_returns_slots(struct kunit *test)
+{
+	struct task_struct *tsk = flex_task(test, 0);
+	const int cpu = flex_cpu(0);
+	int i, first;
+
+	first = flex_nr_bps;
+	flex_add_many(test, 2 * flex_slots(), -1, tsk, false);
+	flex_add_many(test, 2 * flex_slots(), cpu, NULL, false);
+	flex_add_many(test, flex_slots() - 2, -1, tsk, true);
+	flex_expect_nospc(test, -1, tsk, true);
+	flex_expect_nospc(test, cpu, NULL, true);
+
+	/* Releasing some flexible ones keeps the share for the others. */
+	flex_release(first);
+	flex_release(first + 2 * flex_slots());
+	flex_expect_nospc(test, -1, tsk, true);
+
+	/* Releasing all of them gives their registers to pinned ones. */
+	for (i = first; i < first + 4 * flex_slots(); i++) {
+		if (flex_bps[i])
+			flex_release(i);
+	}
+	flex_add(test, -1, tsk, true);
+	flex_add(test, cpu, NULL, true);
+	flex_expect_nospc(test, -1, tsk, true);
+	flex_expect_nospc(test, cpu, NULL, false);
+}
+
+static struct kunit_case hw_breakpoint_flexible_cases[] = {
+	KUNIT_CASE(test_task_flexible_beyond_slots),
+	KUNIT_CASE(test_cpu_flexible_beyond_slots),
+	KUNIT_CASE(test_flexible_needs_a_register),
+	KUNIT_CASE(test_cpu_and_task_mixed),
+	KUNIT_CASE(test_task_on_one_cpu),
+	KUNIT_CASE(test_release_returns_slots),
+	{}
+};
+
+static int flex_test_init(struct kunit *test)
+{
+	if (!IS_ENABLED(CONFIG_HAVE_FLEXIBLE_HW_BREAKPOINT))
+		kunit_skip(test, "this architecture counts every breakpoint as pinned");
+	if (num_online_cpus() < 2)
+		kunit_skip(test, "needs 2 online CPUs");
+	if (flex_slots() < 2)
+		kunit_skip(test, "needs 2 breakpoint slots");
+	if (hw_breakpoint_is_used())
+		kunit_skip(test, "breakpoints already in use elsewhere");
+
+	flex_nr_bps = 0;
+	return 0;
+}
+
+static void flex_test_exit(struct kunit *test)
+{
+	for (int i = 0; i < flex_nr_bps; i++) {
+		if (flex_bps[i])
+			flex_release(i);
+	}
+	for (int i = 0; i < ARRAY_SIZE(flex_tasks); i++) {
+		if (flex_tasks[i])
+			kthread_stop(flex_tasks[i]);
+		flex_tasks[i] = NULL;
+	}
+
+	/* Every slot counted for a breakpoint was given back. */
+	KUNIT_EXPECT_FALSE(test, hw_breakpoint_is_used());
+}
+
+static struct kunit_suite hw_breakpoint_flexible_suite = {
+	.name = "hw_breakpoint_flexible",
+	.init = flex_test_init,
+	.exit = flex_test_exit,
+	.test_cases = hw_breakpoint_flexible_cases,
+};
+
+kunit_test_suites(&hw_breakpoint_flexible_suite);
+
+MODULE_DESCRIPTION("KUnit test for flexible hw_breakpoint slot accounting");
+MODULE_LICENSE("GPL");

@@ -1,0 +1,248 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Cost of creating, inheriting and toggling hardware breakpoints, measured as
+ * perf bench breakpoint measures it, without needing perf built for the
+ * machine under test:
+ *
+ *   open_*     perf_event_open() and close() of one breakpoint on the caller,
+ *              which reserves and releases its slot;
+ *   thread_*   creating and joining a thread that inherits one breakpoint, as
+ *              "perf bench breakpoint thread" (inherited breakpoints are
+ *              reserved and released for every thread);
+ *   enable_*   PERF_EVENT_IOC_ENABLE then _DISABLE of a breakpoint while other
+ *              threads hold breakpoints, as "perf bench breakpoint enable".
+ *
+ * Each key ends in _pinned or _flexible, the kind of breakpoint used.  The six
+ * measurements run in turn, REPEATS rounds of them, so that a slow spell of
+ * the machine hits them alike; each value printed, as "BENCH KEY VALUE" in ns
+ * per operation, is the fastest round: other load on the machine only ever
+ * adds time, and the fastest round is the one it disturbed least.  Run it on
+ * two kernels to compare them.
+ */
+
+#define _GNU_SOURCE
+#include <errno.h>
+#include <linux/hw_breakpoint.h>
+#include <linux/perf_event.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../kselftest.h"
+
+#define REPEATS		40
+#define OPEN_OPS	500
+#define THREAD_OPS	50
+#define ENABLE_OPS	500
+#define NR_PASSIVE	8
+
+static uint64_t watched[2 + NR_PASSIVE];
+
+struct passive {
+	pthread_t thread;
+	pid_t tid;
+	int fd;
+};
+
+static pthread_barrier_t passive_ready;
+static int passive_pipe[2];
+
+static int open_watch(uint64_t *addr, pid_t pid, int pinned, int inherit)
+{
+	struct perf_event_attr attr;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.type = PERF_TYPE_BREAKPOINT;
+	attr.size = sizeof(attr);
+	attr.bp_type = HW_BREAKPOINT_RW;
+	attr.bp_addr = (uintptr_t)addr;
+	attr.bp_len = HW_BREAKPOINT_LEN_1;
+	attr.pinned = pinned;
+	attr.inherit = inherit;
+	attr.exclude_kernel = 1;
+	attr.exclude_hv = 1;
+
+	return syscall(__NR_perf_event_open, &attr, pid, -1, -1, 0);
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static uint64_t bench_open(int pinned)
+{
+	uint64_t start = now_ns();
+
+	for (int i = 0; i < OPEN_OPS; i++) {
+		int fd = open_watch(&watched[0], 0, pinned, 0);
+
+		if (fd < 0)
+			ksft_exit_fail_msg("perf_event_open: %s\n", strerror(errno));
+		close(fd);
+	}
+	return (now_ns() - start) / OPEN_OPS;
+}
+
+static void *idle_thread(void *arg)
+{
+	return arg;
+}
+
+static uint64_t bench_thread(int pinned)
+{
+	uint64_t start;
+	int fd;
+
+	fd = open_watch(&watched[0], 0, pinned, 1);
+	if (fd < 0)
+		ksft_exit_fail_msg("perf_event_open: %s\n", strerror(errno));
+
+	start = now_ns();
+	for (int i = 0; i < THREAD_OPS; i++) {
+		pthread_t t;
+
+		if (pthread_create(&t, NULL, idle_thread, NULL))
+			ksft_exit_fail_msg("pthread_create failed\n");
+		pthread_join(t, NULL);
+	}
+	start = (now_ns() - start) / THREAD_OPS;
+	close(fd);
+	return start;
+}
+
+/* A thread that owns breakpoints but blocks, as perf bench's passive ones. */
+static void *passive_thread(void *arg)
+{
+	struct passive *p = arg;
+	char c;
+
+	p->tid = gettid();
+	pthread_barrier_wait(&passive_ready);
+	if (read(passive_pipe[0], &c, 1) < 0)
+		return NULL;
+	return NULL;
+}
+
+static uint64_t bench_enable(int pinned)
+{
+	uint64_t start;
+	int fd;
+
+	fd = open_watch(&watched[1], 0, pinned, 0);
+	if (fd < 0)
+		ksft_exit_fail_msg("perf_event_open: %s\n", strerror(errno));
+
+	start = now_ns();
+	for (int i = 0; i < ENABLE_OPS; i++) {
+		if (ioctl(fd, PERF_EVENT_IOC_DISABLE, 0) ||
+		    ioctl(fd, PERF_EVENT_IOC_ENABLE, 0))
+			ksft_exit_fail_msg("ioctl: %s\n", strerror(errno));
+	}
+	start = (now_ns() - start) / ENABLE_OPS;
+	close(fd);
+	return start;
+}
+
+static uint64_t run_enable(int pinned)
+{
+	struct passive passive[NR_PASSIVE];
+	uint64_t ns;
+	char c = 0;
+
+	if (pipe(passive_pipe))
+		ksft_exit_fail_msg("pipe: %s\n", strerror(errno));
+	pthread_barrier_init(&passive_ready, NULL, NR_PASSIVE + 1);
+	for (int i = 0; i < NR_PASSIVE; i++) {
+		if (pthread_create(&passive[i].thread, NULL, passive_thread,
+				   &passive[i]))
+			ksft_exit_fail_msg("pthread_create failed\n");
+	}
+	pthread_barrier_wait(&passive_ready);
+	for (int i = 0; i < NR_PASSIVE; i++) {
+		passive[i].fd = open_watch(&watched[2 + i], passive[i].tid,
+					   pinned, 0);
+		if (passive[i].fd < 0)
+			ksft_exit_fail_msg("perf_event_open: %s\n",
+					   strerror(errno));
+	}
+
+	ns = bench_enable(pinned);
+
+	for (int i = 0; i < NR_PASSIVE; i++)
+		close(passive[i].fd);
+	for (int i = 0; i < NR_PASSIVE; i++) {
+		if (write(passive_pipe[1], &c, 1) != 1)
+			ksft_exit_fail_msg("write: %s\n", strerror(errno));
+	}
+	for (int i = 0; i < NR_PASSIVE; i++)
+		pthread_join(passive[i].thread, NULL);
+	pthread_barrier_destroy(&passive_ready);
+	close(passive_pipe[0]);
+	close(passive_pipe[1]);
+	return ns;
+}
+
+/**
+ * main() - Measure and print every key, for pinned then flexible breakpoints.
+ *
+ * Return: 0, or KSFT_SKIP when the kernel has no hardware breakpoints.
+ */
+int main(void)
+{
+	static const char * const kind[] = { "flexible", "pinned" };
+	static const char * const name[] = { "open", "thread", "enable" };
+	uint64_t best[3][2];
+	cpu_set_t cpus;
+	int fd;
+
+	fd = open_watch(&watched[0], 0, 1, 0);
+	if (fd < 0) {
+		printf("SKIP no hardware breakpoints: %s\n", strerror(errno));
+		return KSFT_SKIP;
+	}
+	close(fd);
+
+	/*
+	 * Keep every thread on one CPU: a thread started on another CPU
+	 * measures IPIs and the emulator's vCPU scheduling more than the
+	 * breakpoint code.
+	 */
+	CPU_ZERO(&cpus);
+	CPU_SET(0, &cpus);
+	if (sched_setaffinity(0, sizeof(cpus), &cpus))
+		ksft_exit_fail_msg("sched_setaffinity: %s\n", strerror(errno));
+
+	memset(best, 0xff, sizeof(best));
+	for (int r = 0; r < REPEATS; r++) {
+		for (int pinned = 1; pinned >= 0; pinned--) {
+			uint64_t ns[3] = {
+				bench_open(pinned),
+				bench_thread(pinned),
+				run_enable(pinned),
+			};
+
+			for (int m = 0; m < 3; m++) {
+				if (ns[m] < best[m][pinned])
+					best[m][pinned] = ns[m];
+			}
+		}
+	}
+
+	for (int pinned = 1; pinned >= 0; pinned--) {
+		for (int m = 0; m < 3; m++)
+			printf("BENCH %s_%s %llu\n", name[m], kind[pinned],
+			       (unsigned long long)best[m][pinned]);
+	}
+	return 0;
+}
