@@ -22,6 +22,7 @@
 #include <linux/sched/task.h>
 #include <linux/slab.h>
 #include <linux/umh.h>
+#include <linux/vmalloc.h>
 
 #include <asm/ds.h>
 #include <asm/intel_ds.h>
@@ -460,10 +461,16 @@ static noinline int real_target(int x)
 }
 
 #define REAL_CALLS		4
-#define REAL_BUFFER_SIZE	(64 * 1024)
+/* Lockdep alone runs thousands of branches before the calls. */
+#define REAL_BUFFER_SIZE	(4 * 1024 * 1024)
 
 static void real_full(struct ds_tracer *t, void *data)
 {
+}
+
+static void real_vfree(void *buf)
+{
+	vfree(buf);
 }
 
 /* perf's BTS event: every user-mode branch, as perf record -e branches. */
@@ -509,8 +516,10 @@ static void test_real_hardware(struct kunit *test)
 	if (!boot_cpu_has(X86_FEATURE_BTS) || !boot_cpu_has(X86_FEATURE_DTES64))
 		kunit_skip(test, "this cpu has no BTS");
 
-	cfg.base = kunit_kzalloc(test, REAL_BUFFER_SIZE, GFP_KERNEL);
+	cfg.base = vzalloc(REAL_BUFFER_SIZE);
 	KUNIT_ASSERT_NOT_NULL(test, cfg.base);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, real_vfree,
+							cfg.base), 0);
 	KUNIT_ASSERT_EQ(test, ds_set_hw_ops(NULL), 0);
 
 	/* Real calls, not inlined or folded away. */
