@@ -16,17 +16,11 @@ import os
 import re
 import sys
 
+from summary import read
+
 BENCH = re.compile(r"^@@ BENCH (\S+) (\S+) (\S+)$")
 SAYS = re.compile(r"^@@ BENCH-SAYS (\S+) ?(.*)$")
 FAIL = re.compile(r"^@@ RESULT (\S+) FAIL (\S+)(?: # (.*))?$")
-
-
-def read(path):
-    try:
-        with open(path, errors="replace") as f:
-            return f.read().replace("\r", "").splitlines()
-    except FileNotFoundError:
-        return None
 
 
 def main():
