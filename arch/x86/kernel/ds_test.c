@@ -524,7 +524,7 @@ static void test_real_hardware_kernel(struct kunit *test)
 	 * perf allows BTS for user mode only for the same reason.
 	 */
 	if (IS_ENABLED(CONFIG_KASAN))
-		kunit_skip(test, "KASAN: draining outgrows the window");
+		kunit_skip(test, "under KASAN, draining outgrows the window");
 
 	cfg.base = vzalloc(REAL_BUFFER_SIZE);
 	KUNIT_ASSERT_NOT_NULL(test, cfg.base);
