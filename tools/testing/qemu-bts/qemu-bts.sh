@@ -31,9 +31,11 @@ SUITE=bookworm
 # model no quirk list names; no LA57 (see scripts/run-guest.sh).
 CPU_ARG="max,la57=off,vendor=GenuineIntel,family=6,model=107,stepping=1,bts=on"
 
+# libfdt-dev: QEMU 7.2's x86_64-softmmu target requires fdt (meson stops
+# with "fdt not available but required by targets x86_64-softmmu").
 BUILD_DEPS="dpkg-dev xz-utils patch gcc make ninja-build meson pkg-config
-python3 libglib2.0-dev libpixman-1-dev zlib1g-dev qemu-system-x86 seabios
-ipxe-qemu"
+python3 libglib2.0-dev libpixman-1-dev zlib1g-dev libfdt-dev qemu-system-x86
+seabios ipxe-qemu"
 
 say() { printf 'qemu-bts: %s\n' "$*" >&2; }
 die() { printf 'qemu-bts: error: %s\n' "$*" >&2; exit 1; }
