@@ -26,7 +26,7 @@ SPLAT = re.compile(
     r"|possible circular locking|possible recursive locking"
     r"|inconsistent lock state|suspicious RCU usage|INFO: task .* blocked"
     r"|DEBUG_LOCKS_WARN_ON|unreferenced object|soft lockup|hard LOCKUP"
-    r"|RCU detected stall|kernel BUG at|Call Trace:|unchecked MSR access)")
+    r"|detected stall|kernel BUG at|Call Trace:|unchecked MSR access)")
 # "[   12.345678] " and the optional "[    T1] " caller id before a message.
 PRINTK_PREFIX = re.compile(r"^(\[\s*\d+\.\d+\]\s*)?(\[\s*[TC]\d+\]\s*)?")
 
