@@ -124,10 +124,12 @@ struct ds_cpu_half {
 /**
  * struct ds_cpu - the arbiter's state of one cpu
  * @half: per half
+ * @reloading: @half is being changed; the NMI handler leaves it alone
  * @work: drains the windows after an overflow interrupt
  */
 struct ds_cpu {
 	struct ds_cpu_half half[DS_NR_HALVES];
+	bool reloading;
 	struct irq_work work;
 };
 
@@ -147,9 +149,13 @@ static DEFINE_PER_CPU(struct ds_cpu, ds_cpus);
  *    run with interrupts disabled, synchronize_rcu() waits for any that
  *    still looks at an old value.
  * 3. struct ds_cpu, but for @slot and @saved, is used only by its own cpu
- *    with interrupts disabled; the NMI handler only reads it.
+ *    with interrupts disabled.  Code that changes what is loaded sets
+ *    @reloading around the change (ds_cpu_begin()); the NMI handler, which
+ *    can interrupt it, only drains the BTS window in place, and only while
+ *    @reloading is clear.
  * 4. ds_tracer.lock protects a tracer's buffer state; it is the innermost
- *    lock and may be taken in any context.
+ *    lock and may be taken in any context, in NMI context only with
+ *    raw_spin_trylock().
  */
 static DEFINE_MUTEX(ds_mutex);
 
@@ -316,14 +322,15 @@ static void ds_store_escape(struct ds_tracer *t, enum ds_bts_qualifier qual)
 }
 
 /* Copy the records in [@rec, @top) that @t asked for into its buffer. */
-static void ds_deliver(struct ds_tracer *t, const u8 *rec, const u8 *top)
+static void __ds_deliver(struct ds_tracer *t, const u8 *rec, const u8 *top)
 {
 	bool kernel_ok = t->flags & DS_TRACE_KERNEL;
 	bool user_ok = t->flags & DS_TRACE_USER;
 	struct ds_bts_record bts;
 	bool kernel;
 
-	raw_spin_lock(&t->lock);
+	lockdep_assert_held(&t->lock);
+
 	for (; rec < top; rec += t->rsz) {
 		kernel = ds_record_is_kernel(t->half, rec);
 		if (kernel ? !kernel_ok : !user_ok)
@@ -344,6 +351,12 @@ static void ds_deliver(struct ds_tracer *t, const u8 *rec, const u8 *top)
 			__ds_store(t, rec);
 		}
 	}
+}
+
+static void ds_deliver(struct ds_tracer *t, const u8 *rec, const u8 *top)
+{
+	raw_spin_lock(&t->lock);
+	__ds_deliver(t, rec, top);
 	raw_spin_unlock(&t->lock);
 }
 
@@ -351,8 +364,13 @@ static void ds_deliver(struct ds_tracer *t, const u8 *rec, const u8 *top)
  * Per-cpu hardware state.
  */
 
-/* Move the window's records to the tracers they were written for. */
-static void ds_drain(struct ds_cpu_half *ch, enum ds_half half)
+/*
+ * Pass the records of this cpu's window of @half to @deliver, once for
+ * each tracer loaded, and empty the window.
+ */
+static void ds_drain_window(struct ds_cpu_half *ch, enum ds_half half,
+			    void (*deliver)(struct ds_tracer *t, const u8 *rec,
+					    const u8 *top))
 {
 	u64 *f = ds_area_fields(ds_ops->area(smp_processor_id()), half);
 	const u8 *base = (const u8 *)(unsigned long)f[DS_F_BASE];
@@ -360,18 +378,46 @@ static void ds_drain(struct ds_cpu_half *ch, enum ds_half half)
 	const u8 *max = (const u8 *)(unsigned long)f[DS_F_MAX];
 	int i;
 
-	lockdep_assert_irqs_disabled();
-
 	/* The hardware never writes beyond the maximum. */
 	if (WARN_ON_ONCE(top > max))
 		top = max;
 
 	for (i = 0; i < DS_NR_LOADED; i++) {
 		if (ch->loaded[i] && top > base)
-			ds_deliver(ch->loaded[i], base, top);
-		ch->loaded[i] = NULL;
+			deliver(ch->loaded[i], base, top);
 	}
 	f[DS_F_INDEX] = f[DS_F_BASE];
+}
+
+/* Move the window's records to the tracers they were written for. */
+static void ds_drain(struct ds_cpu_half *ch, enum ds_half half)
+{
+	int i;
+
+	lockdep_assert_irqs_disabled();
+
+	ds_drain_window(ch, half, ds_deliver);
+	for (i = 0; i < DS_NR_LOADED; i++)
+		ch->loaded[i] = NULL;
+}
+
+/*
+ * Bracket a change of what this cpu has loaded, so that the NMI handler
+ * does not drain a window that is being drained or set up.  The NMI runs
+ * on this cpu, so compiler barriers order the flag against the change.
+ */
+static void ds_cpu_begin(struct ds_cpu *dc)
+{
+	lockdep_assert_irqs_disabled();
+
+	WRITE_ONCE(dc->reloading, true);
+	barrier();
+}
+
+static void ds_cpu_end(struct ds_cpu *dc)
+{
+	barrier();
+	WRITE_ONCE(dc->reloading, false);
 }
 
 static void ds_cpu_unload(struct ds_cpu_half *ch, enum ds_half half)
@@ -449,14 +495,14 @@ static void ds_cpu_reload(struct task_struct *task)
 	struct ds_cpu *dc = this_cpu_ptr(&ds_cpus);
 	int half;
 
-	lockdep_assert_irqs_disabled();
-
+	ds_cpu_begin(dc);
 	for (half = 0; half < DS_NR_HALVES; half++) {
 		ds_cpu_unload(&dc->half[half], half);
 		/* Pairs with the release in ds_reserve(): ds_info is set. */
 		if (smp_load_acquire(&ds_active[half]))
 			ds_cpu_load(&dc->half[half], half, task);
 	}
+	ds_cpu_end(dc);
 }
 
 static void ds_reload_ipi(void *unused)
@@ -501,28 +547,79 @@ static void ds_overflow_irq_work(struct irq_work *work)
 	ds_hw_overflow();
 }
 
+/*
+ * Drain this cpu's BTS window from the NMI, leaving the tracers loaded.
+ *
+ * Draining in the irq_work instead would record the kernel's interrupt
+ * entry and exit around it, once the hardware is re-armed, into the
+ * emptied window.  On a kernel whose interrupt path takes more branches
+ * than the window holds up to its threshold (lockdep and KASAN are
+ * enough), that refills the window before the interrupted code runs
+ * again: another overflow, another irq_work, and the cpu never gets back.
+ * From here only the NMI's own short exit is recorded, as with perf's BTS.
+ *
+ * Return: false if the window must be left to the irq_work: a load is
+ * under way, or the code the NMI interrupted holds a tracer's lock.
+ */
+static bool ds_drain_bts_nmi(struct ds_cpu *dc)
+{
+	struct ds_cpu_half *ch = &dc->half[DS_BTS];
+	int i, locked;
+
+	if (READ_ONCE(dc->reloading))
+		return false;
+
+	for (locked = 0; locked < DS_NR_LOADED; locked++) {
+		struct ds_tracer *t = ch->loaded[locked];
+
+		if (t && !raw_spin_trylock(&t->lock))
+			break;
+	}
+
+	if (locked == DS_NR_LOADED) {
+		/* Stop the hardware before taking the records from under it. */
+		ds_ops->set_ctl(DS_BTS, 0);
+		ds_drain_window(ch, DS_BTS, __ds_deliver);
+		ds_ops->set_ctl(DS_BTS, ch->ctl);
+	}
+
+	for (i = 0; i < locked; i++) {
+		if (ch->loaded[i])
+			raw_spin_unlock(&ch->loaded[i]->lock);
+	}
+	return locked == DS_NR_LOADED;
+}
+
+/* Whether @half of this cpu has reached its interrupt threshold. */
+static bool ds_cpu_overflowed(struct ds_cpu *dc, enum ds_half half)
+{
+	u64 *f;
+
+	if (!(READ_ONCE(dc->half[half].ctl) & DS_CTL_INT))
+		return false;
+	f = ds_area_fields(ds_ops->area(smp_processor_id()), half);
+	return READ_ONCE(f[DS_F_INDEX]) >= READ_ONCE(f[DS_F_THRESHOLD]);
+}
+
 static int ds_nmi_handler(unsigned int cmd, struct pt_regs *regs)
 {
 	struct ds_cpu *dc = this_cpu_ptr(&ds_cpus);
-	int half, handled = 0;
-	u64 *f;
+	bool bts = ds_cpu_overflowed(dc, DS_BTS);
+	bool pebs = ds_cpu_overflowed(dc, DS_PEBS);
 
-	/*
-	 * Only look: the cpu may be in the middle of loading.  The irq_work
-	 * drains the window; the hardware keeps writing into the slack
-	 * beyond the threshold until then.
-	 */
-	for (half = 0; half < DS_NR_HALVES; half++) {
-		if (!(READ_ONCE(dc->half[half].ctl) & DS_CTL_INT))
-			continue;
-		f = ds_area_fields(ds_ops->area(smp_processor_id()), half);
-		if (READ_ONCE(f[DS_F_INDEX]) >= READ_ONCE(f[DS_F_THRESHOLD]))
-			handled++;
-	}
-	if (!handled)
+	if (!bts && !pebs)
 		return NMI_DONE;
 
-	irq_work_queue(&dc->work);
+	/*
+	 * ds.c does not stop PEBS (the tracer arms its counters), so its
+	 * window is drained by the irq_work, as is a BTS window that cannot
+	 * be drained here; the hardware keeps writing into the slack beyond
+	 * the threshold until then.
+	 */
+	if (pebs || !ds_drain_bts_nmi(dc))
+		irq_work_queue(&dc->work);
+	else
+		ds_ops->ack();
 	return NMI_HANDLED;
 }
 
@@ -1229,8 +1326,7 @@ void ds_switch_to(struct task_struct *prev, struct task_struct *next)
 	struct ds_cpu *dc = this_cpu_ptr(&ds_cpus);
 	int half;
 
-	lockdep_assert_irqs_disabled();
-
+	ds_cpu_begin(dc);
 	for (half = 0; half < DS_NR_HALVES; half++) {
 		struct ds_cpu_half *ch = &dc->half[half];
 
@@ -1245,6 +1341,7 @@ void ds_switch_to(struct task_struct *prev, struct task_struct *next)
 		if (half == DS_BTS)
 			ds_switch_record(next, DS_BTS_TASK_ARRIVES);
 	}
+	ds_cpu_end(dc);
 }
 
 /**
@@ -1422,8 +1519,10 @@ static int ds_cpu_offline(unsigned int cpu)
 	int half;
 
 	local_irq_disable();
+	ds_cpu_begin(dc);
 	for (half = 0; half < DS_NR_HALVES; half++)
 		ds_cpu_unload(&dc->half[half], half);
+	ds_cpu_end(dc);
 	local_irq_enable();
 	return 0;
 }
