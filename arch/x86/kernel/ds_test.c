@@ -480,6 +480,14 @@ static noinline int real_warmup(int x)
  */
 #define REAL_BUFFER_SIZE	(16 * 1024 * 1024)
 
+/* A call of @fn: a branch to its entry (or just past an endbr). */
+static bool real_calls(const struct ds_bts_record *rec, int (*fn)(int))
+{
+	unsigned long entry = (unsigned long)fn;
+
+	return rec->to >= entry && rec->to < entry + 16;
+}
+
 static void real_full(struct ds_tracer *t, void *data)
 {
 }
@@ -517,7 +525,6 @@ static void test_real_hardware_kernel(struct kunit *test)
 {
 	int (*warmup)(int) = real_warmup;
 	int (*target)(int) = real_target;
-	unsigned long to = (unsigned long)real_target;
 	const struct ds_bts_record *rec;
 	/*
 	 * A linear buffer keeps the first records and drops the rest: what
@@ -529,7 +536,6 @@ static void test_real_hardware_kernel(struct kunit *test)
 		.flags		= DS_TRACE_KERNEL,
 	};
 	int calls = 0, warmups = 0, user = 0;
-	unsigned long from = (unsigned long)real_warmup;
 	size_t i, index, end;
 	struct ds_tracer *t;
 	u64 lost;
@@ -566,9 +572,9 @@ static void test_real_hardware_kernel(struct kunit *test)
 		/* Escapes, and what the buffer held before (zeroes). */
 		if (rec->from == DS_BTS_ESCAPE || (!rec->from && !rec->to))
 			continue;
-		if (rec->to >= to && rec->to < to + 16)
+		if (real_calls(rec, real_target))
 			calls++;
-		if (rec->to >= from && rec->to < from + 16)
+		if (real_calls(rec, real_warmup))
 			warmups++;
 		if (rec->from < TASK_SIZE_MAX || rec->to < TASK_SIZE_MAX)
 			user++;
@@ -576,9 +582,11 @@ static void test_real_hardware_kernel(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, ds_get_lost(t, &lost), 0);
 	/* Some are lost between reaching the threshold and the drain. */
 	KUNIT_EXPECT_GE_MSG(test, warmups, REAL_WARMUP_CALLS / 2,
-			    "%zu records, %llu lost", end, lost);
+			    "%zu records, index %zu, %llu lost", end, index,
+			    lost);
 	KUNIT_EXPECT_GE_MSG(test, calls, REAL_CALLS,
-			    "%zu records, %llu lost", end, lost);
+			    "%zu records, index %zu, %llu lost", end, index,
+			    lost);
 	KUNIT_EXPECT_EQ_MSG(test, user, 0, "user branches in a kernel trace");
 	release(test, t);
 }
