@@ -31,10 +31,11 @@ if [ ! -f "$OBJ/.config" ] || [ "$(cat "$OBJ/.fragments" 2>/dev/null)" != "$want
 		else
 			grep -qxF "$line" "$OBJ/.config" && continue
 		fi
-		# The base lacks the series' own options: those are expected.
-		if [ "$FLAVOUR" = base ] && ! grep -rqs -E "^(menu)?config ${key#CONFIG_}\$" \
+		# The base and the flexible kernel lack the series' other
+		# options: those are expected.
+		if { [ "$FLAVOUR" = base ] || [ "$FLAVOUR" = flexible ]; } && ! grep -rqs -E "^(menu)?config ${key#CONFIG_}\$" \
 			--include='Kconfig*' "$KSRC"; then
-			echo "base: no option $key" >> "$LOGS/config.log"
+			echo "$FLAVOUR: no option $key" >> "$LOGS/config.log"
 			continue
 		fi
 		warn "config: asked for $line, got '$(grep "^$key=" "$OBJ/.config" || echo unset)'"

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # Boot every guest run of a runs file (scripts/guest/runs for `make
 # check`, scripts/guest/benches for `make bench`) in MODE, building the
-# base kernel first when a run needs it.  Writes the runs it booted to
+# base and flexible kernels first when a run needs them.  Writes the runs it booted to
 # $LOGS/runs-MODE for the summary.  A run that fails to boot or finish
 # is reported by the summary; the others still run.
 #
@@ -19,6 +19,11 @@ if grep -q -E '^[^ ]+ +base ' <<< "$lines"; then
 	# kbuild rebuilds it only when the base or the fragment changed.
 	BASE=1 "$TOP/scripts/build-kernel.sh" ||
 		warn "the base kernel did not build; its runs will fail"
+fi
+if grep -q -E '^[^ ]+ +flexible ' <<< "$lines"; then
+	{ FLEXIBLE=1 "$TOP/scripts/prepare-tree.sh" &&
+		FLEXIBLE=1 "$TOP/scripts/build-kernel.sh"; } ||
+		warn "the flexible kernel did not build; its runs will fail"
 fi
 
 : > "$LOGS/runs-$mode"

@@ -26,6 +26,14 @@ if [ "${BASE:-0}" = 1 ]; then
 		echo "$LINUX_PKG_VERSION")/linux-source-6.12
 	OBJ=$BUILD/obj-base
 	FLAVOUR=base
+elif [ "${FLEXIBLE:-0}" = 1 ]; then
+	# The base plus only the patches that make breakpoints flexible
+	# (flexible_patches below): the other kernel of the breakpoint
+	# benchmark's goal, which compares it with the base.
+	SRC=$BUILD/linux-flexible
+	KSRC=$SRC
+	OBJ=$BUILD/obj-flexible
+	FLAVOUR=flexible
 elif [ "${DEBUG:-0}" = 1 ]; then
 	OBJ=$BUILD/obj-debug
 	FLAVOUR=debug
@@ -68,6 +76,21 @@ overlay_files() {
 series_patches() {
 	[ -f "$TOP/patches/series" ] || return 0
 	sed -e 's/#.*//' -e 's/[[:space:]]*$//' "$TOP/patches/series" | grep -v '^$' || true
+}
+
+# The patches of the flexible kernel: flexible breakpoints themselves,
+# without their tests and without the rest of the series.
+flexible_patches() {
+	series_patches | grep -x -E '(perf|x86)-hw_breakpoint-flexible\.patch' || true
+}
+
+# The patches laid over the base in $SRC.
+tree_patches() {
+	if [ "$FLAVOUR" = flexible ]; then
+		flexible_patches
+	else
+		series_patches
+	fi
 }
 
 kmake() {

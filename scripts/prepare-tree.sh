@@ -1,6 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# Lay the series over the base kernel in $BUILD/linux.
+# Lay the series over the base kernel in $BUILD/linux, or with FLEXIBLE=1
+# only the flexible breakpoint patches in $BUILD/linux-flexible.
 #
 # The base is unpacked once per package version.  Each run builds the
 # wanted tree in a hard-linked staging copy (new files, patches, our
@@ -20,14 +21,20 @@ if [ ! -f "$base/.unpacked" ]; then
 	touch "$base/.unpacked"
 fi
 
-staging=$BUILD/staging
+staging=$BUILD/staging-$FLAVOUR
 rm -rf "$staging"
 cp -al "$base/linux-source-6.12" "$staging"
 
 # New files: rsync replaces each one by rename, breaking the hard link.
-overlay_files > "$BUILD/overlay.list"
-if [ -s "$BUILD/overlay.list" ]; then
-	rsync -r --files-from="$BUILD/overlay.list" "$TOP/" "$staging/"
+# The flexible patches add none.
+if [ "$FLAVOUR" = flexible ]; then
+	: > "$staging.overlay"
+else
+	overlay_files > "$staging.overlay"
+	cp "$staging.overlay" "$BUILD/overlay.list"
+fi
+if [ -s "$staging.overlay" ]; then
+	rsync -r --files-from="$staging.overlay" "$TOP/" "$staging/"
 fi
 
 while read -r p; do
@@ -37,9 +44,9 @@ while read -r p; do
 	grep -q '^--- ' "$TOP/patches/$p" || continue
 	patch -d "$staging" -p1 -s -f --no-backup-if-mismatch \
 		-i "$TOP/patches/$p" || die "patch $p does not apply"
-done < <(series_patches)
+done < <(tree_patches)
 
-if [ -f "$TOP/MAINTAINERS" ]; then
+if [ "$FLAVOUR" != flexible ] && [ -f "$TOP/MAINTAINERS" ]; then
 	cp "$staging/MAINTAINERS" "$staging/MAINTAINERS.new"
 	python3 "$TOP/scripts/merge-maintainers.py" "$staging/MAINTAINERS.new" \
 		"$TOP/MAINTAINERS" "$staging"
@@ -55,6 +62,6 @@ mkdir -p "$SRC"
 # No -t: a file whose content changed gets the current time, one whose
 # content did not keeps its old time and is not rebuilt.
 rsync -rlpc --delete "$staging/" "$SRC/"
-rm -rf "$staging"
+say "tree ready: $SRC ($version + $(tree_patches | wc -l) patches, $(wc -l < "$staging.overlay") files)"
+rm -rf "$staging" "$staging.overlay"
 printf '%s\n' "$version" > "$BUILD/base-version"
-say "tree ready: $SRC ($version + $(series_patches | wc -l) patches, $(wc -l < "$BUILD/overlay.list") files)"

@@ -7,10 +7,12 @@
 # One guest run, described by the environment (scripts/guest/runs has a
 # line per run of `make check`):
 #   RUN_LABEL    the run's name; "main" (the default) or another label L
-#   KERNEL_KIND  patched (default) or base: the unpatched kernel of
-#                `make kernel BASE=1`
+#   KERNEL_KIND  patched (default); base: the unpatched kernel of
+#                `make kernel BASE=1`; flexible: the base with only the
+#                flexible breakpoint patches (scripts/lib.sh)
 #   QEMU_KIND    stock (default): Debian's QEMU; model: the BTS model of
-#                tools/testing/qemu-bts
+#                tools/testing/qemu-bts; either with "+icount": TCG
+#                with a guest clock that counts instructions, see below
 #   PLAN         the plan file under scripts/guest/ (default "plan")
 #   EXTRA_CMDLINE  more kernel command line
 # The console (first serial port) goes to $LOGS/console-TAG.log, and to
@@ -29,7 +31,8 @@ kernel=$OBJ/arch/x86/boot/bzImage
 case ${KERNEL_KIND:-patched} in
 patched) ;;
 base) kernel=$BUILD/obj-base/arch/x86/boot/bzImage ;;
-*) die "KERNEL_KIND must be patched or base" ;;
+flexible) kernel=$BUILD/obj-flexible/arch/x86/boot/bzImage ;;
+*) die "KERNEL_KIND must be patched, base or flexible" ;;
 esac
 initrd=$OBJ/initramfs.cpio.gz
 [ -f "$kernel" ] && [ -f "$initrd" ] || die "build the kernel ($kernel) and initramfs first"
@@ -49,7 +52,21 @@ timeout=${GUEST_TIMEOUT:-$default_timeout}
 # boot.  4-level paging is all the series needs.
 cpu=max,la57=off
 machine_kind=
-case ${QEMU_KIND:-stock} in
+# +icount: the guest clock advances one nanosecond per instruction the
+# vCPUs execute, and skips idle time (sleep=off).  Under plain TCG the
+# same kernel's timings differ by a fifth between boots, with the load of
+# the host; counted this way, two kernels compare by the instructions
+# their code paths execute.  QEMU then runs the vCPUs in turn on one
+# host thread.
+icount=()
+qemu_kind=${QEMU_KIND:-stock}
+if [ "${qemu_kind%+icount}" != "$qemu_kind" ]; then
+	qemu_kind=${qemu_kind%+icount}
+	icount=(-icount shift=0,sleep=off)
+	machine_kind=icount-
+	ACCEL=tcg
+fi
+case $qemu_kind in
 stock)
 	qemu=${QEMU:-qemu-system-x86_64}
 	;;
@@ -57,11 +74,11 @@ model)
 	qemu=$("$TOP/tools/testing/qemu-bts/qemu-bts.sh" path) ||
 		die "the BTS model QEMU could not be built"
 	cpu=$("$TOP/tools/testing/qemu-bts/qemu-bts.sh" cpu)
-	machine_kind=bts-
+	machine_kind=${machine_kind}bts-
 	# The model is TCG code: KVM would bypass it.
 	ACCEL=tcg
 	;;
-*) die "QEMU_KIND must be stock or model" ;;
+*) die "QEMU_KIND must be stock or model, optionally +icount" ;;
 esac
 plan=${PLAN:-plan}
 mkdir -p "$LOGS"
@@ -76,7 +93,7 @@ boot() {
 	: > "$results"
 	[ "$bmode" = run ] && show=/dev/stdout
 	timeout -k 10 "$limit" "$qemu" \
-		-accel "$accel" -cpu "$cpu" -smp 2 -m "$mem" \
+		-accel "$accel" "${icount[@]}" -cpu "$cpu" -smp 2 -m "$mem" \
 		-display none -monitor none -no-reboot \
 		-serial "file:$console" -serial "file:$results" \
 		-kernel "$kernel" -initrd "$initrd" \
