@@ -10,14 +10,19 @@
  *              "perf bench breakpoint thread" (inherited breakpoints are
  *              reserved and released for every thread);
  *   enable_*   PERF_EVENT_IOC_ENABLE then _DISABLE of a breakpoint while other
- *              threads hold breakpoints, as "perf bench breakpoint enable".
+ *              threads hold breakpoints, as "perf bench breakpoint enable";
+ *   thread_none  creating and joining a thread with no breakpoint: the part
+ *              of thread_* that is not breakpoint code, to read their ratios
+ *              against.
  *
- * Each key ends in _pinned or _flexible, the kind of breakpoint used.  The six
+ * Each other key ends in _pinned or _flexible, the kind of breakpoint used.  The
  * measurements run in turn, REPEATS rounds of them, so that a slow spell of
  * the machine hits them alike; each value printed, as "BENCH KEY VALUE" in ns
- * per operation, is the fastest round: other load on the machine only ever
- * adds time, and the fastest round is the one it disturbed least.  Run it on
- * two kernels to compare them.
+ * per operation, is the median round.  Rounds differ by what else the machine
+ * does meanwhile: timer ticks, RCU callbacks freeing the threads of an earlier
+ * round, the load of the host under an emulator.  That makes a few rounds
+ * slower and, when it falls between two measurements, a few faster; the median
+ * leaves both out.  Run it on two kernels to compare them.
  */
 
 #define _GNU_SOURCE
@@ -44,6 +49,22 @@
 #define NR_PASSIVE	8
 
 static uint64_t watched[2 + NR_PASSIVE];
+
+/* What is measured: for each kind of breakpoint, then without any. */
+enum measure {
+	OPEN_PINNED, THREAD_PINNED, ENABLE_PINNED,
+	OPEN_FLEXIBLE, THREAD_FLEXIBLE, ENABLE_FLEXIBLE,
+	THREAD_NONE, NR_MEASURES
+};
+
+static const char * const measure_key[NR_MEASURES] = {
+	"open_pinned", "thread_pinned", "enable_pinned",
+	"open_flexible", "thread_flexible", "enable_flexible",
+	"thread_none",
+};
+
+/* ns per operation, by measurement and round */
+static uint64_t rounds[NR_MEASURES][REPEATS];
 
 struct passive {
 	pthread_t thread;
@@ -99,16 +120,10 @@ static void *idle_thread(void *arg)
 	return arg;
 }
 
-static uint64_t bench_thread(int pinned)
+static uint64_t thread_ops(void)
 {
-	uint64_t start;
-	int fd;
+	uint64_t start = now_ns();
 
-	fd = open_watch(&watched[0], 0, pinned, 1);
-	if (fd < 0)
-		ksft_exit_fail_msg("perf_event_open: %s\n", strerror(errno));
-
-	start = now_ns();
 	for (int i = 0; i < THREAD_OPS; i++) {
 		pthread_t t;
 
@@ -116,9 +131,21 @@ static uint64_t bench_thread(int pinned)
 			ksft_exit_fail_msg("pthread_create failed\n");
 		pthread_join(t, NULL);
 	}
-	start = (now_ns() - start) / THREAD_OPS;
+	return (now_ns() - start) / THREAD_OPS;
+}
+
+static uint64_t bench_thread(int pinned)
+{
+	uint64_t ns;
+	int fd;
+
+	fd = open_watch(&watched[0], 0, pinned, 1);
+	if (fd < 0)
+		ksft_exit_fail_msg("perf_event_open: %s\n", strerror(errno));
+
+	ns = thread_ops();
 	close(fd);
-	return start;
+	return ns;
 }
 
 /* A thread that owns breakpoints but blocks, as perf bench's passive ones. */
@@ -193,16 +220,27 @@ static uint64_t run_enable(int pinned)
 	return ns;
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+	const uint64_t *x = a, *y = b;
+
+	return *x < *y ? -1 : *x > *y;
+}
+
+static uint64_t median(uint64_t *values, int n)
+{
+	qsort(values, n, sizeof(*values), cmp_u64);
+	return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
 /**
- * main() - Measure and print every key, for pinned then flexible breakpoints.
+ * main() - Measure every key, for pinned then flexible breakpoints, and print
+ * the median round of each.
  *
  * Return: 0, or KSFT_SKIP when the kernel has no hardware breakpoints.
  */
 int main(void)
 {
-	static const char * const kind[] = { "flexible", "pinned" };
-	static const char * const name[] = { "open", "thread", "enable" };
-	uint64_t best[3][2];
 	cpu_set_t cpus;
 	int fd;
 
@@ -223,26 +261,19 @@ int main(void)
 	if (sched_setaffinity(0, sizeof(cpus), &cpus))
 		ksft_exit_fail_msg("sched_setaffinity: %s\n", strerror(errno));
 
-	memset(best, 0xff, sizeof(best));
 	for (int r = 0; r < REPEATS; r++) {
+		rounds[THREAD_NONE][r] = thread_ops();
 		for (int pinned = 1; pinned >= 0; pinned--) {
-			uint64_t ns[3] = {
-				bench_open(pinned),
-				bench_thread(pinned),
-				run_enable(pinned),
-			};
+			enum measure first = pinned ? OPEN_PINNED : OPEN_FLEXIBLE;
 
-			for (int m = 0; m < 3; m++) {
-				if (ns[m] < best[m][pinned])
-					best[m][pinned] = ns[m];
-			}
+			rounds[first][r] = bench_open(pinned);
+			rounds[first + 1][r] = bench_thread(pinned);
+			rounds[first + 2][r] = run_enable(pinned);
 		}
 	}
 
-	for (int pinned = 1; pinned >= 0; pinned--) {
-		for (int m = 0; m < 3; m++)
-			printf("BENCH %s_%s %llu\n", name[m], kind[pinned],
-			       (unsigned long long)best[m][pinned]);
-	}
+	for (int m = 0; m < NR_MEASURES; m++)
+		printf("BENCH %s %llu\n", measure_key[m],
+		       (unsigned long long)median(rounds[m], REPEATS));
 	return 0;
 }
