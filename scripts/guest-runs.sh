@@ -2,9 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 # Boot every guest run of a runs file (scripts/guest/runs for `make
 # check`, scripts/guest/benches for `make bench`) in MODE, building the
-# base and flexible kernels first when a run needs them.  Writes the runs it booted to
-# $LOGS/runs-MODE for the summary.  A run that fails to boot or finish
-# is reported by the summary; the others still run.
+# base and flexible kernels first when a run needs them.  Writes the runs
+# it booted to $LOGS/runs-MODE for the summary.  A run that fails to boot
+# or finish is reported by the summary; the others still run.
 #
 # Usage: guest-runs.sh MODE RUNSFILE
 set -uo pipefail
