@@ -6,15 +6,14 @@ Usage: bench-report.py LOGDIR
 
 Reads runs-bench (label kernel qemu plan per line, see guest-runs.sh) and
 each run's results-bench[-LABEL].log.  A benchmark reports "@@ BENCH NAME
-KEY VALUE"; what else it printed comes as
-"@@ BENCH-SAYS NAME TEXT" and is shown as it is (its own in-run ratios).
+KEY VALUE"; what else it printed comes as "@@ BENCH-SAYS NAME TEXT" and
+is shown as it is (its own in-run ratios).
 
 A kernel may boot several times on one QEMU: each key is shown for every
-run, and the median of a kernel's runs stands for it, as the benchmarks
-themselves print their median round.  For every key measured on the base
-kernel and on another kernel on the same QEMU, prints the ratio
-other/base of those medians.  Exits 1 when a run did not
-finish or a benchmark failed.
+run, and the median of the kernel's runs stands for it.  For every key
+measured on the base kernel and on another kernel on the same QEMU,
+prints the ratio other/base of those medians.  Exits 1 when a run did
+not finish or a benchmark failed.
 """
 import os
 import re
