@@ -93,6 +93,16 @@ static int open_watch(uint64_t *addr, pid_t pid, int pinned, int inherit)
 	return syscall(__NR_perf_event_open, &attr, pid, -1, -1, 0);
 }
 
+/* open_watch(), or end the benchmark: every caller but the probe needs it. */
+static int must_open_watch(uint64_t *addr, pid_t pid, int pinned, int inherit)
+{
+	int fd = open_watch(addr, pid, pinned, inherit);
+
+	if (fd < 0)
+		ksft_exit_fail_msg("perf_event_open: %s\n", strerror(errno));
+	return fd;
+}
+
 static uint64_t now_ns(void)
 {
 	struct timespec ts;
@@ -105,13 +115,8 @@ static uint64_t bench_open(int pinned)
 {
 	uint64_t start = now_ns();
 
-	for (int i = 0; i < OPEN_OPS; i++) {
-		int fd = open_watch(&watched[0], 0, pinned, 0);
-
-		if (fd < 0)
-			ksft_exit_fail_msg("perf_event_open: %s\n", strerror(errno));
-		close(fd);
-	}
+	for (int i = 0; i < OPEN_OPS; i++)
+		close(must_open_watch(&watched[0], 0, pinned, 0));
 	return (now_ns() - start) / OPEN_OPS;
 }
 
@@ -139,10 +144,7 @@ static uint64_t bench_thread(int pinned)
 	uint64_t ns;
 	int fd;
 
-	fd = open_watch(&watched[0], 0, pinned, 1);
-	if (fd < 0)
-		ksft_exit_fail_msg("perf_event_open: %s\n", strerror(errno));
-
+	fd = must_open_watch(&watched[0], 0, pinned, 1);
 	ns = thread_ops();
 	close(fd);
 	return ns;
@@ -166,10 +168,7 @@ static uint64_t bench_enable(int pinned)
 	uint64_t start;
 	int fd;
 
-	fd = open_watch(&watched[1], 0, pinned, 0);
-	if (fd < 0)
-		ksft_exit_fail_msg("perf_event_open: %s\n", strerror(errno));
-
+	fd = must_open_watch(&watched[1], 0, pinned, 0);
 	start = now_ns();
 	for (int i = 0; i < ENABLE_OPS; i++) {
 		if (ioctl(fd, PERF_EVENT_IOC_DISABLE, 0) ||
@@ -197,11 +196,8 @@ static uint64_t run_enable(int pinned)
 	}
 	pthread_barrier_wait(&passive_ready);
 	for (int i = 0; i < NR_PASSIVE; i++) {
-		passive[i].fd = open_watch(&watched[2 + i], passive[i].tid,
-					   pinned, 0);
-		if (passive[i].fd < 0)
-			ksft_exit_fail_msg("perf_event_open: %s\n",
-					   strerror(errno));
+		passive[i].fd = must_open_watch(&watched[2 + i], passive[i].tid,
+						pinned, 0);
 	}
 
 	ns = bench_enable(pinned);
