@@ -5,7 +5,8 @@
 #   checkpatch --strict on every file and patch of ours,
 #   kernel-doc -Wall on our C sources and headers, and kernel-doc present
 #   on every non-static function (kdoc-coverage.py),
-#   the exported uapi headers compiled by a 32- and a 64-bit compiler.
+#   the exported uapi headers compiled by a 32- and a 64-bit compiler,
+#   and the export of the series (series.sh) with checkpatch on each patch.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -96,4 +97,14 @@ for h in $uapi; do
 		fi
 	done
 done
+# `make series` must work from any checkout that passes `make check`: it
+# exports what reviewers get, and checkpatch sees there what it does not
+# see in patches/ (the whole of each new file, MAINTAINERS).
+if log=$("$TOP/scripts/series.sh" 2>&1); then
+	result host:series PASS export
+else
+	printf '%s\n' "$log" > "$LOGS/series-export.log"
+	result host:series FAIL export "$(printf '%s\n' "$log" | grep -m1 -E 'ERROR|error|WARNING|CHECK')"
+fi
+
 say "host checks: $(grep -c ' PASS ' "$out") passed, $(grep -c ' FAIL ' "$out") failed"

@@ -61,6 +61,11 @@ say() { printf '==> %s\n' "$*" >&2; }
 warn() { printf 'WARNING: %s\n' "$*" >&2; }
 die() { printf 'ERROR: %s\n' "$*" >&2; exit 1; }
 
+# The QEMU BTS model: test infrastructure kept in this repository, but a
+# QEMU change, not a kernel file.  It stays out of the kernel tree and of
+# the exported kernel series; series.sh exports it as a QEMU series.
+MODEL_DIR=tools/testing/qemu-bts
+
 # Files of ours that belong in the kernel tree: tracked ones plus new
 # files git does not ignore, so uncommitted work is built too.
 overlay_files() {
@@ -69,7 +74,7 @@ overlay_files() {
 		if [ -d "$d" ]; then
 			git ls-files -co --exclude-standard -- "$d"
 		fi
-	done) | sort -u
+	done) | grep -v "^$MODEL_DIR/" | sort -u
 }
 
 # The patches of patches/series, in order, comments and blanks dropped.

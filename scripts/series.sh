@@ -1,7 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # Export the series as `git format-patch` files with a cover letter into
-# $BUILD/series/, and checkpatch --strict every exported patch.
+# $BUILD/series/, and checkpatch --strict every exported patch.  The QEMU
+# BTS model ($MODEL_DIR) is not part of the kernel series: its patches go
+# to $BUILD/series-qemu/, a series for QEMU of their own.
 #
 # A patch in patches/ is a mail: From:, Subject:, changelog, sign-offs,
 # "---", then "Adds: PATH" lines naming the new files of ours that the
@@ -132,3 +134,15 @@ for f in "$out"/*.patch; do
 done
 [ "$bad" = 0 ] || die "checkpatch --strict is not clean on the exported series"
 say "series: $n patches and a cover letter in $out, checkpatch --strict clean"
+
+# The model's patches are QEMU's, in QEMU's order: the files of
+# $MODEL_DIR/patches/ by name, or the single patch of the model.
+qout=$BUILD/series-qemu
+rm -rf "$qout"
+mkdir -p "$qout"
+if [ -d "$TOP/$MODEL_DIR/patches" ]; then
+	cp "$TOP/$MODEL_DIR"/patches/*.patch "$qout/"
+else
+	cp "$TOP/$MODEL_DIR"/*.patch "$qout/"
+fi
+say "QEMU series of the BTS model: $(find "$qout" -name '*.patch' | wc -l) patches in $qout"

@@ -13,7 +13,7 @@
  * (PERF_COUNT_HW_BRANCH_INSTRUCTIONS with sample_period 1; each branch a
  * sample with PERF_SAMPLE_IP and PERF_SAMPLE_ADDR) and the intel_bts PMU
  * (raw records in the AUX area; absent when page table isolation is on).
- * Written for hardware and for the QEMU model of tools/testing/qemu-bts;
+ * Written for hardware and for an emulator that models BTS after the SDM;
  * without BTS each case says SKIP.
  */
 #define _GNU_SOURCE
