@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # Build the guest userspace: busybox, bash (ftracetest needs it), the
-# kselftests of scripts/kselftests.list linked statically, ftracetest,
+# kselftests of scripts/kselftests.list linked statically, perf's
+# breakpoint tests (scripts/perf-bp), ftracetest,
 # and the init scripts of scripts/guest/.  Output: $OBJ/initramfs.cpio.gz
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -52,6 +53,16 @@ while read -r dir progs; do
 		install -m 0755 "$out/$p" "$root/selftests/$dir/$p"
 	done
 done < "$TOP/scripts/kselftests.list"
+
+# Upstream perf's hardware breakpoint tests, unchanged, in a harness of
+# ours (scripts/perf-bp): the series must keep them passing.
+mkdir -p "$BUILD/perf-bp"
+if ! make -C "$TOP/scripts/perf-bp" SRC="$SRC" OUTPUT="$BUILD/perf-bp" \
+	CC="gcc -static" > "$LOGS/selftests-perf-bp.log" 2>&1; then
+	tail -n 30 "$LOGS/selftests-perf-bp.log" >&2
+	die "building perf's breakpoint tests failed"
+fi
+install -D -m 0755 "$BUILD/perf-bp/perf_bp" "$root/selftests/perf/perf_bp"
 
 rsync -a "$SRC/tools/testing/selftests/ftrace/" "$root/selftests/ftrace/"
 

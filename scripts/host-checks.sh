@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # Checks that run on the host, reported like guest results in
 # $LOGS/results-host.log:
-#   checkpatch --strict on every file and patch of ours,
+#   checkpatch --strict on every file and patch of ours and on the
+#   harness's C (scripts/perf-bp),
 #   kernel-doc -Wall on our C sources and headers, and kernel-doc present
 #   on every non-static function (kdoc-coverage.py),
 #   the exported uapi headers compiled by a 32- and a 64-bit compiler,
@@ -48,6 +49,18 @@ while read -r f; do
 		result host:checkpatch FAIL "$f" "$(printf '%s\n' "$log" | first_finding)"
 	fi
 done < "$BUILD/overlay.list"
+
+# The harness's own C: the shim around perf's breakpoint tests.
+for f in "$TOP"/scripts/perf-bp/*.[ch]; do
+	name=${f#"$TOP"/}
+	log=$(cd "$SRC" && checkpatch -f "$f" 2>&1) && rc=0 || rc=$?
+	if [ "$rc" = 0 ] && [ -z "$log" ]; then
+		result host:checkpatch PASS "$name"
+	else
+		printf '%s\n' "$log" > "$LOGS/checkpatch-$(echo "$name" | tr / _).log"
+		result host:checkpatch FAIL "$name" "$(printf '%s\n' "$log" | first_finding)"
+	fi
+done
 
 while read -r p; do
 	log=$(cd "$SRC" && checkpatch "$TOP/patches/$p" 2>&1) && rc=0 || rc=$?

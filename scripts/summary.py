@@ -112,6 +112,34 @@ def guest_results(logdir, label, tag, limits_path):
     return results, machine
 
 
+# Suites whose every case is listed with its verdict in each run, side by
+# side: upstream perf's breakpoint tests, where the base run says what the
+# series must not change.
+PER_CASE_SUITES = ("perf:bp",)
+
+
+def per_case_table(results, suite):
+    """The verdict of each case of suite in each run that has it."""
+    runs, verdicts = [], collections.OrderedDict()
+    for name, status, case, _ in results:
+        label, _, bare = name.rpartition("/")
+        if bare != suite:
+            continue
+        label = label or "main"
+        if label not in runs:
+            runs.append(label)
+        verdicts.setdefault(case, {})[label] = status
+    if not verdicts:
+        return []
+    width = max(len(c) for c in verdicts)
+    lines = [f"\n{suite} per case:",
+             f"{'case':<{width}}  " + " ".join(f"{r:>5}" for r in runs)]
+    for case, by_run in verdicts.items():
+        lines.append(f"{case:<{width}}  " +
+                     " ".join(f"{by_run.get(r, '-'):>5}" for r in runs))
+    return lines
+
+
 def main():
     logdir = sys.argv[1]
     limits_path = sys.argv[2] if len(sys.argv) > 2 else None
@@ -136,6 +164,10 @@ def main():
     print("-" * (width + 19))
     for suite, c in suites.items():
         print(f"{suite:<{width}}  {c['PASS']:>5} {c['FAIL']:>5} {c['SKIP']:>5}")
+
+    for suite in PER_CASE_SUITES:
+        for line in per_case_table(results, suite):
+            print(line)
 
     notes = [r for r in results if r[1] != "PASS"]
     if notes:
