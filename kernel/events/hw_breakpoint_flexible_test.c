@@ -28,35 +28,45 @@ static int flex_slots(void)
 	return hw_breakpoint_slots(TYPE_DATA);
 }
 
-static struct perf_event *flex_create(int cpu, struct task_struct *tsk, bool pinned)
+/* Neither pinned nor flexible: what every user got before bp_flexible. */
+#define FLEX_PLAIN	2
+
+/* Create a pinned (true), flexible (false) or FLEX_PLAIN breakpoint. */
+static struct perf_event *flex_create(int cpu, struct task_struct *tsk, int pinned)
 {
 	struct perf_event_attr attr;
 	int idx = flex_nr_bps;
 
 	hw_breakpoint_init(&attr);
-	attr.pinned = pinned;
+	attr.pinned = pinned == true;
+	attr.bp_flexible = !pinned;
 	attr.bp_addr = (unsigned long)&flex_vars[idx % FLEX_MAX_BPS];
 	attr.bp_len = HW_BREAKPOINT_LEN_1;
 	attr.bp_type = HW_BREAKPOINT_W;
 	return perf_event_create_kernel_counter(&attr, cpu, tsk, NULL, NULL);
 }
 
+static const char *flex_kind(int pinned)
+{
+	return pinned == FLEX_PLAIN ? "plain" : pinned ? "pinned" : "flexible";
+}
+
 /* Create a breakpoint that must be accepted, and keep it for test_exit(). */
-static int flex_add(struct kunit *test, int cpu, struct task_struct *tsk, bool pinned)
+static int flex_add(struct kunit *test, int cpu, struct task_struct *tsk, int pinned)
 {
 	struct perf_event *bp;
 
 	KUNIT_ASSERT_LT(test, flex_nr_bps, FLEX_MAX_BPS);
 	bp = flex_create(cpu, tsk, pinned);
 	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(bp), "%s breakpoint %d refused: %ld",
-			       pinned ? "pinned" : "flexible", flex_nr_bps,
+			       flex_kind(pinned), flex_nr_bps,
 			       PTR_ERR(bp));
 	flex_bps[flex_nr_bps] = bp;
 	return flex_nr_bps++;
 }
 
 static void flex_add_many(struct kunit *test, int nr, int cpu,
-			  struct task_struct *tsk, bool pinned)
+			  struct task_struct *tsk, int pinned)
 {
 	for (int i = 0; i < nr; i++)
 		flex_add(test, cpu, tsk, pinned);
@@ -64,7 +74,7 @@ static void flex_add_many(struct kunit *test, int nr, int cpu,
 
 /* Check that a breakpoint is refused with -ENOSPC. */
 static void flex_expect_nospc(struct kunit *test, int cpu,
-			      struct task_struct *tsk, bool pinned)
+			      struct task_struct *tsk, int pinned)
 {
 	struct perf_event *bp = flex_create(cpu, tsk, pinned);
 
@@ -72,7 +82,7 @@ static void flex_expect_nospc(struct kunit *test, int cpu,
 		unregister_hw_breakpoint(bp);
 	KUNIT_EXPECT_EQ_MSG(test, PTR_ERR_OR_ZERO(bp), -ENOSPC,
 			    "%s breakpoint on cpu %d task %s accepted",
-			    pinned ? "pinned" : "flexible", cpu,
+			    flex_kind(pinned), cpu,
 			    tsk ? tsk->comm : "(none)");
 }
 
@@ -216,7 +226,33 @@ static void test_release_returns_slots(struct kunit *test)
 	flex_expect_nospc(test, cpu, NULL, false);
 }
 
+/*
+ * Without bp_flexible a non-pinned breakpoint keeps a register as it always
+ * did: the fifth gets -ENOSPC on a task and on a CPU, and plain ones leave
+ * no register for a flexible one either.
+ */
+static void test_plain_task_keeps_a_register(struct kunit *test)
+{
+	struct task_struct *tsk = flex_task(test, 0);
+
+	flex_add_many(test, flex_slots(), -1, tsk, FLEX_PLAIN);
+	flex_expect_nospc(test, -1, tsk, FLEX_PLAIN);
+	flex_expect_nospc(test, flex_cpu(0), tsk, FLEX_PLAIN);
+	flex_expect_nospc(test, -1, tsk, false);
+}
+
+static void test_plain_cpu_keeps_a_register(struct kunit *test)
+{
+	const int cpu = flex_cpu(0);
+
+	flex_add_many(test, flex_slots(), cpu, NULL, FLEX_PLAIN);
+	flex_expect_nospc(test, cpu, NULL, FLEX_PLAIN);
+	flex_expect_nospc(test, cpu, NULL, false);
+}
+
 static struct kunit_case hw_breakpoint_flexible_cases[] = {
+	KUNIT_CASE(test_plain_task_keeps_a_register),
+	KUNIT_CASE(test_plain_cpu_keeps_a_register),
 	KUNIT_CASE(test_task_flexible_beyond_slots),
 	KUNIT_CASE(test_cpu_flexible_beyond_slots),
 	KUNIT_CASE(test_flexible_needs_a_register),
