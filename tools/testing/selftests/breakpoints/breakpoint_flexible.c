@@ -514,7 +514,7 @@ TEST(flexible_group_beside_pinned)
 
 	ASSERT_EQ(2, open_group(fds, 2, 2));
 	why = open_watches(_metadata, fds, 4, 3, WATCH_FLEXIBLE);
-	ASSERT_TRUE(why == NULL);
+	ASSERT_TRUE(!why);
 	write_loop(7, writes);
 	expect_all_ran(_metadata, fds, 7, writes);
 	close_all(fds, 7);
@@ -558,7 +558,7 @@ TEST(task_flexible_beside_cpu_flexible)
 			TH_LOG("CPU watchpoint %d: %s", i + 1, strerror(errno));
 	}
 	why = open_watches(_metadata, fds, NR_FLEX, NR_REGS, WATCH_FLEXIBLE);
-	ASSERT_TRUE(why == NULL);
+	ASSERT_TRUE(!why);
 
 	write_loop(NR_FLEX + NR_REGS, writes);
 	expect_all_ran(_metadata, fds, NR_FLEX + NR_REGS, writes);
