@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * KUnit test for the slot accounting of flexible (non-pinned) breakpoints.
+ * KUnit test for the slot accounting of flexible breakpoints.
  *
- * Pinned breakpoints keep a register each; the flexible ones of a task or of
- * a CPU share one register at least and take turns on it, see the rules above
- * __reserve_bp_slot().  These cases only create and release events on tasks
+ * Flexible breakpoints (attr.bp_flexible, not pinned) of a task or of a CPU
+ * share one register at least and take turns on it; every other breakpoint
+ * keeps a register, see the rules above __reserve_bp_slot().  These cases only create and release events on tasks
  * that never run, so they check what is accepted, not how perf rotates.
  */
 
@@ -28,51 +28,65 @@ static int flex_slots(void)
 	return hw_breakpoint_slots(TYPE_DATA);
 }
 
-static struct perf_event *flex_create(int cpu, struct task_struct *tsk, bool pinned)
+/* How a breakpoint is created. */
+enum flex_kind {
+	FLEX_FLEXIBLE,		/* bp_flexible, not pinned */
+	FLEX_PINNED,
+	FLEX_PLAIN,		/* neither: what every user got before bp_flexible */
+};
+
+static struct perf_event *flex_create(int cpu, struct task_struct *tsk,
+				      enum flex_kind kind)
 {
 	struct perf_event_attr attr;
 	int idx = flex_nr_bps;
 
 	hw_breakpoint_init(&attr);
-	attr.pinned = pinned;
+	attr.pinned = kind == FLEX_PINNED;
+	attr.bp_flexible = kind == FLEX_FLEXIBLE;
 	attr.bp_addr = (unsigned long)&flex_vars[idx % FLEX_MAX_BPS];
 	attr.bp_len = HW_BREAKPOINT_LEN_1;
 	attr.bp_type = HW_BREAKPOINT_W;
 	return perf_event_create_kernel_counter(&attr, cpu, tsk, NULL, NULL);
 }
 
+static const char *flex_kind_name(enum flex_kind kind)
+{
+	return kind == FLEX_PLAIN ? "plain" : kind == FLEX_PINNED ? "pinned" : "flexible";
+}
+
 /* Create a breakpoint that must be accepted, and keep it for test_exit(). */
-static int flex_add(struct kunit *test, int cpu, struct task_struct *tsk, bool pinned)
+static int flex_add(struct kunit *test, int cpu, struct task_struct *tsk, enum flex_kind kind)
 {
 	struct perf_event *bp;
 
 	KUNIT_ASSERT_LT(test, flex_nr_bps, FLEX_MAX_BPS);
-	bp = flex_create(cpu, tsk, pinned);
+	bp = flex_create(cpu, tsk, kind);
 	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(bp), "%s breakpoint %d refused: %ld",
-			       pinned ? "pinned" : "flexible", flex_nr_bps,
+			       flex_kind_name(kind), flex_nr_bps,
 			       PTR_ERR(bp));
 	flex_bps[flex_nr_bps] = bp;
 	return flex_nr_bps++;
 }
 
 static void flex_add_many(struct kunit *test, int nr, int cpu,
-			  struct task_struct *tsk, bool pinned)
+			  struct task_struct *tsk, enum flex_kind kind)
 {
 	for (int i = 0; i < nr; i++)
-		flex_add(test, cpu, tsk, pinned);
+		flex_add(test, cpu, tsk, kind);
 }
 
 /* Check that a breakpoint is refused with -ENOSPC. */
 static void flex_expect_nospc(struct kunit *test, int cpu,
-			      struct task_struct *tsk, bool pinned)
+			      struct task_struct *tsk, enum flex_kind kind)
 {
-	struct perf_event *bp = flex_create(cpu, tsk, pinned);
+	struct perf_event *bp = flex_create(cpu, tsk, kind);
 
 	if (!IS_ERR(bp))
 		unregister_hw_breakpoint(bp);
 	KUNIT_EXPECT_EQ_MSG(test, PTR_ERR_OR_ZERO(bp), -ENOSPC,
 			    "%s breakpoint on cpu %d task %s accepted",
-			    pinned ? "pinned" : "flexible", cpu,
+			    flex_kind_name(kind), cpu,
 			    tsk ? tsk->comm : "(none)");
 }
 
@@ -117,40 +131,40 @@ static void test_task_flexible_beyond_slots(struct kunit *test)
 {
 	struct task_struct *tsk = flex_task(test, 0);
 
-	flex_add_many(test, 2 * flex_slots(), -1, tsk, false);
+	flex_add_many(test, 2 * flex_slots(), -1, tsk, FLEX_FLEXIBLE);
 	/* The flexible ones keep one register; pinned ones get the rest. */
-	flex_add_many(test, flex_slots() - 1, -1, tsk, true);
-	flex_expect_nospc(test, -1, tsk, true);
-	flex_expect_nospc(test, flex_cpu(0), tsk, true);
+	flex_add_many(test, flex_slots() - 1, -1, tsk, FLEX_PINNED);
+	flex_expect_nospc(test, -1, tsk, FLEX_PINNED);
+	flex_expect_nospc(test, flex_cpu(0), tsk, FLEX_PINNED);
 	/* More flexible ones still take turns on the shared register. */
-	flex_add(test, -1, tsk, false);
-	flex_add(test, flex_cpu(1), tsk, false);
+	flex_add(test, -1, tsk, FLEX_FLEXIBLE);
+	flex_add(test, flex_cpu(1), tsk, FLEX_FLEXIBLE);
 }
 
 static void test_cpu_flexible_beyond_slots(struct kunit *test)
 {
 	const int cpu = flex_cpu(0);
 
-	flex_add_many(test, 2 * flex_slots(), cpu, NULL, false);
-	flex_add_many(test, flex_slots() - 1, cpu, NULL, true);
-	flex_expect_nospc(test, cpu, NULL, true);
-	flex_add(test, cpu, NULL, false);
+	flex_add_many(test, 2 * flex_slots(), cpu, NULL, FLEX_FLEXIBLE);
+	flex_add_many(test, flex_slots() - 1, cpu, NULL, FLEX_PINNED);
+	flex_expect_nospc(test, cpu, NULL, FLEX_PINNED);
+	flex_add(test, cpu, NULL, FLEX_FLEXIBLE);
 	/* Another CPU is not affected. */
-	flex_add_many(test, flex_slots(), flex_cpu(1), NULL, true);
-	flex_expect_nospc(test, flex_cpu(1), NULL, false);
+	flex_add_many(test, flex_slots(), flex_cpu(1), NULL, FLEX_PINNED);
+	flex_expect_nospc(test, flex_cpu(1), NULL, FLEX_FLEXIBLE);
 }
 
 static void test_flexible_needs_a_register(struct kunit *test)
 {
 	struct task_struct *tsk = flex_task(test, 0);
 
-	flex_add_many(test, flex_slots(), -1, tsk, true);
+	flex_add_many(test, flex_slots(), -1, tsk, FLEX_PINNED);
 	/* Never a register left for them: refused, not accepted to starve. */
-	flex_expect_nospc(test, -1, tsk, false);
-	flex_expect_nospc(test, flex_cpu(0), tsk, false);
-	flex_expect_nospc(test, flex_cpu(0), NULL, false);
+	flex_expect_nospc(test, -1, tsk, FLEX_FLEXIBLE);
+	flex_expect_nospc(test, flex_cpu(0), tsk, FLEX_FLEXIBLE);
+	flex_expect_nospc(test, flex_cpu(0), NULL, FLEX_FLEXIBLE);
 	/* Another task runs with its own registers. */
-	flex_add_many(test, 2 * flex_slots(), -1, flex_task(test, 1), false);
+	flex_add_many(test, 2 * flex_slots(), -1, flex_task(test, 1), FLEX_FLEXIBLE);
 }
 
 static void test_cpu_and_task_mixed(struct kunit *test)
@@ -158,19 +172,19 @@ static void test_cpu_and_task_mixed(struct kunit *test)
 	struct task_struct *tsk = flex_task(test, 0);
 	const int cpu = flex_cpu(0);
 
-	flex_add_many(test, flex_slots() - 2, cpu, NULL, true);
-	flex_add_many(test, 3, -1, tsk, false);
-	flex_add_many(test, 3, cpu, NULL, false);
+	flex_add_many(test, flex_slots() - 2, cpu, NULL, FLEX_PINNED);
+	flex_add_many(test, 3, -1, tsk, FLEX_FLEXIBLE);
+	flex_add_many(test, 3, cpu, NULL, FLEX_FLEXIBLE);
 	/* CPU pinned, the CPU's and the task's flexible share: all full. */
-	flex_expect_nospc(test, cpu, NULL, true);
-	flex_expect_nospc(test, -1, tsk, true);
-	flex_expect_nospc(test, cpu, tsk, true);
+	flex_expect_nospc(test, cpu, NULL, FLEX_PINNED);
+	flex_expect_nospc(test, -1, tsk, FLEX_PINNED);
+	flex_expect_nospc(test, cpu, tsk, FLEX_PINNED);
 	/* Flexible ones of the same weight fit in the shares they have. */
-	flex_add(test, cpu, NULL, false);
-	flex_add(test, cpu, tsk, false);
+	flex_add(test, cpu, NULL, FLEX_FLEXIBLE);
+	flex_add(test, cpu, tsk, FLEX_FLEXIBLE);
 	/* The other CPU only has the task's flexible share taken. */
-	flex_add_many(test, flex_slots() - 1, flex_cpu(1), tsk, true);
-	flex_expect_nospc(test, flex_cpu(1), tsk, true);
+	flex_add_many(test, flex_slots() - 1, flex_cpu(1), tsk, FLEX_PINNED);
+	flex_expect_nospc(test, flex_cpu(1), tsk, FLEX_PINNED);
 }
 
 static void test_task_on_one_cpu(struct kunit *test)
@@ -178,13 +192,13 @@ static void test_task_on_one_cpu(struct kunit *test)
 	struct task_struct *tsk = flex_task(test, 0);
 	const int cpu = flex_cpu(0);
 
-	flex_add_many(test, 2 * flex_slots(), cpu, tsk, false);
-	flex_add_many(test, flex_slots() - 1, cpu, tsk, true);
-	flex_expect_nospc(test, cpu, tsk, true);
-	flex_expect_nospc(test, -1, tsk, true);
+	flex_add_many(test, 2 * flex_slots(), cpu, tsk, FLEX_FLEXIBLE);
+	flex_add_many(test, flex_slots() - 1, cpu, tsk, FLEX_PINNED);
+	flex_expect_nospc(test, cpu, tsk, FLEX_PINNED);
+	flex_expect_nospc(test, -1, tsk, FLEX_PINNED);
 	/* On the other CPU the task has no breakpoint yet. */
-	flex_add_many(test, flex_slots(), flex_cpu(1), tsk, true);
-	flex_expect_nospc(test, flex_cpu(1), tsk, false);
+	flex_add_many(test, flex_slots(), flex_cpu(1), tsk, FLEX_PINNED);
+	flex_expect_nospc(test, flex_cpu(1), tsk, FLEX_FLEXIBLE);
 }
 
 static void test_release_returns_slots(struct kunit *test)
@@ -194,29 +208,55 @@ static void test_release_returns_slots(struct kunit *test)
 	int i, first;
 
 	first = flex_nr_bps;
-	flex_add_many(test, 2 * flex_slots(), -1, tsk, false);
-	flex_add_many(test, 2 * flex_slots(), cpu, NULL, false);
-	flex_add_many(test, flex_slots() - 2, -1, tsk, true);
-	flex_expect_nospc(test, -1, tsk, true);
-	flex_expect_nospc(test, cpu, NULL, true);
+	flex_add_many(test, 2 * flex_slots(), -1, tsk, FLEX_FLEXIBLE);
+	flex_add_many(test, 2 * flex_slots(), cpu, NULL, FLEX_FLEXIBLE);
+	flex_add_many(test, flex_slots() - 2, -1, tsk, FLEX_PINNED);
+	flex_expect_nospc(test, -1, tsk, FLEX_PINNED);
+	flex_expect_nospc(test, cpu, NULL, FLEX_PINNED);
 
 	/* Releasing some flexible ones keeps the share for the others. */
 	flex_release(first);
 	flex_release(first + 2 * flex_slots());
-	flex_expect_nospc(test, -1, tsk, true);
+	flex_expect_nospc(test, -1, tsk, FLEX_PINNED);
 
 	/* Releasing all of them gives their registers to pinned ones. */
 	for (i = first; i < first + 4 * flex_slots(); i++) {
 		if (flex_bps[i])
 			flex_release(i);
 	}
-	flex_add(test, -1, tsk, true);
-	flex_add(test, cpu, NULL, true);
-	flex_expect_nospc(test, -1, tsk, true);
-	flex_expect_nospc(test, cpu, NULL, false);
+	flex_add(test, -1, tsk, FLEX_PINNED);
+	flex_add(test, cpu, NULL, FLEX_PINNED);
+	flex_expect_nospc(test, -1, tsk, FLEX_PINNED);
+	flex_expect_nospc(test, cpu, NULL, FLEX_FLEXIBLE);
+}
+
+/*
+ * Without bp_flexible a non-pinned breakpoint keeps a register as it always
+ * did: the fifth gets -ENOSPC on a task and on a CPU, and plain ones leave
+ * no register for a flexible one either.
+ */
+static void test_plain_task_keeps_a_register(struct kunit *test)
+{
+	struct task_struct *tsk = flex_task(test, 0);
+
+	flex_add_many(test, flex_slots(), -1, tsk, FLEX_PLAIN);
+	flex_expect_nospc(test, -1, tsk, FLEX_PLAIN);
+	flex_expect_nospc(test, flex_cpu(0), tsk, FLEX_PLAIN);
+	flex_expect_nospc(test, -1, tsk, FLEX_FLEXIBLE);
+}
+
+static void test_plain_cpu_keeps_a_register(struct kunit *test)
+{
+	const int cpu = flex_cpu(0);
+
+	flex_add_many(test, flex_slots(), cpu, NULL, FLEX_PLAIN);
+	flex_expect_nospc(test, cpu, NULL, FLEX_PLAIN);
+	flex_expect_nospc(test, cpu, NULL, FLEX_FLEXIBLE);
 }
 
 static struct kunit_case hw_breakpoint_flexible_cases[] = {
+	KUNIT_CASE(test_plain_task_keeps_a_register),
+	KUNIT_CASE(test_plain_cpu_keeps_a_register),
 	KUNIT_CASE(test_task_flexible_beyond_slots),
 	KUNIT_CASE(test_cpu_flexible_beyond_slots),
 	KUNIT_CASE(test_flexible_needs_a_register),
@@ -229,7 +269,7 @@ static struct kunit_case hw_breakpoint_flexible_cases[] = {
 static int flex_test_init(struct kunit *test)
 {
 	if (!IS_ENABLED(CONFIG_HAVE_FLEXIBLE_HW_BREAKPOINT))
-		kunit_skip(test, "this architecture counts every breakpoint as pinned");
+		kunit_skip(test, "this architecture has no flexible breakpoints");
 	if (num_online_cpus() < 2)
 		kunit_skip(test, "needs 2 online CPUs");
 	if (flex_slots() < 2)

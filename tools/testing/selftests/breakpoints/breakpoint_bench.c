@@ -13,9 +13,15 @@
  *              threads hold breakpoints, as "perf bench breakpoint enable";
  *   thread_none  creating and joining a thread with no breakpoint: the part
  *              of thread_* that is not breakpoint code, to read their ratios
- *              against.
+ *              against;
+ *   open_flexible_at_N  open_flexible while the caller holds N - 1 flexible
+ *              breakpoints, so that N = 1000 against N = 5 shows what the
+ *              reservation of a breakpoint costs per breakpoint the task
+ *              already has (only where flexible breakpoints exist).
  *
- * Each other key ends in _pinned or _flexible, the kind of breakpoint used.  The
+ * The other keys end in _pinned or _flexible, the kind of breakpoint used:
+ * flexible ones set attr.bp_flexible, or are only non-pinned on a kernel that
+ * does not know it (that is what they were before it existed).  The
  * measurements run in turn, REPEATS rounds of them, so that a slow spell of
  * the machine hits them alike; each value printed, as "BENCH KEY VALUE" in ns
  * per operation, is the median round.  Rounds differ by what else the machine
@@ -36,6 +42,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -47,6 +54,7 @@
 #define THREAD_OPS	50
 #define ENABLE_OPS	500
 #define NR_PASSIVE	8
+#define HELD_MAX	999
 
 static uint64_t watched[2 + NR_PASSIVE];
 
@@ -54,13 +62,13 @@ static uint64_t watched[2 + NR_PASSIVE];
 enum measure {
 	OPEN_PINNED, THREAD_PINNED, ENABLE_PINNED,
 	OPEN_FLEXIBLE, THREAD_FLEXIBLE, ENABLE_FLEXIBLE,
-	THREAD_NONE, NR_MEASURES
+	THREAD_NONE, OPEN_FLEXIBLE_AT_5, OPEN_FLEXIBLE_AT_1000, NR_MEASURES
 };
 
 static const char * const measure_key[NR_MEASURES] = {
 	"open_pinned", "thread_pinned", "enable_pinned",
 	"open_flexible", "thread_flexible", "enable_flexible",
-	"thread_none",
+	"thread_none", "open_flexible_at_5", "open_flexible_at_1000",
 };
 
 /* ns per operation, by measurement and round */
@@ -74,6 +82,10 @@ struct passive {
 
 static pthread_barrier_t passive_ready;
 static int passive_pipe[2];
+/* The kernel knows attr.bp_flexible. */
+static int have_bp_flexible;
+/* Flexible breakpoints held by open_flexible_at_N. */
+static int held[HELD_MAX];
 
 static int open_watch(uint64_t *addr, pid_t pid, int pinned, int inherit)
 {
@@ -86,6 +98,7 @@ static int open_watch(uint64_t *addr, pid_t pid, int pinned, int inherit)
 	attr.bp_addr = (uintptr_t)addr;
 	attr.bp_len = HW_BREAKPOINT_LEN_1;
 	attr.pinned = pinned;
+	attr.bp_flexible = !pinned && have_bp_flexible;
 	attr.inherit = inherit;
 	attr.exclude_kernel = 1;
 	attr.exclude_hv = 1;
@@ -118,6 +131,19 @@ static uint64_t bench_open(int pinned)
 	for (int i = 0; i < OPEN_OPS; i++)
 		close(must_open_watch(&watched[0], 0, pinned, 0));
 	return (now_ns() - start) / OPEN_OPS;
+}
+
+/* bench_open() of a flexible breakpoint while @nr_held others are open. */
+static uint64_t bench_open_at(int nr_held)
+{
+	uint64_t ns;
+
+	for (int i = 0; i < nr_held; i++)
+		held[i] = must_open_watch(&watched[0], 0, 0, 0);
+	ns = bench_open(0);
+	for (int i = 0; i < nr_held; i++)
+		close(held[i]);
+	return ns;
 }
 
 static void *idle_thread(void *arg)
@@ -237,6 +263,8 @@ static uint64_t median(uint64_t *values, int n)
  */
 int main(void)
 {
+	struct rlimit files = { HELD_MAX + 64, HELD_MAX + 64 };
+	int measures = THREAD_NONE + 1;
 	cpu_set_t cpus;
 	int fd;
 
@@ -246,6 +274,20 @@ int main(void)
 		return KSFT_SKIP;
 	}
 	close(fd);
+
+	have_bp_flexible = 1;
+	fd = open_watch(&watched[0], 0, 0, 0);
+	if (fd < 0) {
+		printf("# no attr.bp_flexible (%s): flexible means non-pinned\n",
+		       strerror(errno));
+		have_bp_flexible = 0;
+	} else {
+		close(fd);
+		if (setrlimit(RLIMIT_NOFILE, &files))
+			printf("# no open_flexible_at_N: setrlimit: %s\n", strerror(errno));
+		else
+			measures = NR_MEASURES;
+	}
 
 	/*
 	 * Keep every thread on one CPU: a thread started on another CPU
@@ -266,9 +308,13 @@ int main(void)
 			rounds[first + 1][r] = bench_thread(pinned);
 			rounds[first + 2][r] = run_enable(pinned);
 		}
+		if (measures > OPEN_FLEXIBLE_AT_5) {
+			rounds[OPEN_FLEXIBLE_AT_5][r] = bench_open_at(4);
+			rounds[OPEN_FLEXIBLE_AT_1000][r] = bench_open_at(HELD_MAX);
+		}
 	}
 
-	for (int m = 0; m < NR_MEASURES; m++)
+	for (int m = 0; m < measures; m++)
 		printf("BENCH %s %llu\n", measure_key[m],
 		       (unsigned long long)median(rounds[m], REPEATS));
 	return 0;

@@ -1,19 +1,25 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Flexible (non-pinned) hardware watchpoints share the debug registers that
- * pinned ones leave free: perf rotates them, so a task can watch more
- * variables than the CPU has registers, each for part of the time, while
- * pinned watchpoints keep their register and see every hit.
+ * Flexible hardware watchpoints, opened with attr.bp_flexible set and not
+ * pinned, share the debug registers that the other watchpoints leave free:
+ * perf rotates them, so a task can watch more variables than the CPU has
+ * registers, each for part of the time.  Pinned watchpoints, and non-pinned
+ * ones opened without bp_flexible as every program written before it, keep
+ * their register, see every hit, and the fifth of them gets ENOSPC.
  */
 
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
 #include <linux/hw_breakpoint.h>
 #include <linux/perf_event.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -33,7 +39,15 @@ struct bp_read {
 
 static uint64_t watched[NR_FLEX + NR_REGS];
 
-static int open_watch(uint64_t *addr, int pinned)
+/* How a watchpoint is opened. */
+enum watch_kind {
+	WATCH_PLAIN,		/* neither pinned nor flexible: as before bp_flexible */
+	WATCH_PINNED,
+	WATCH_FLEXIBLE,		/* bp_flexible */
+};
+
+static int open_watch_on(uint64_t *addr, enum watch_kind kind, pid_t pid,
+			 int cpu, int group_fd)
 {
 	struct perf_event_attr attr;
 
@@ -43,13 +57,20 @@ static int open_watch(uint64_t *addr, int pinned)
 	attr.bp_type = HW_BREAKPOINT_W;
 	attr.bp_addr = (uintptr_t)addr;
 	attr.bp_len = HW_BREAKPOINT_LEN_8;
-	attr.pinned = pinned;
+	/* Only a group leader may be pinned. */
+	attr.pinned = kind == WATCH_PINNED && group_fd < 0;
+	attr.bp_flexible = kind == WATCH_FLEXIBLE;
 	attr.exclude_kernel = 1;
 	attr.exclude_hv = 1;
 	attr.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED |
 			   PERF_FORMAT_TOTAL_TIME_RUNNING;
 
-	return syscall(__NR_perf_event_open, &attr, 0, -1, -1, 0);
+	return syscall(__NR_perf_event_open, &attr, pid, cpu, group_fd, 0);
+}
+
+static int open_watch(uint64_t *addr, enum watch_kind kind)
+{
+	return open_watch_on(addr, kind, 0, -1, -1);
 }
 
 static uint64_t now_ns(void)
@@ -94,23 +115,24 @@ static char skip_reason[128];
  * kernel cannot run the test, having closed what it opened.
  */
 static const char *open_watches(struct __test_metadata *_metadata, int *fds,
-				int first, int nr, int pinned)
+				int first, int nr, enum watch_kind kind)
 {
 	for (int i = first; i < first + nr; i++) {
-		fds[i] = open_watch(&watched[i], pinned);
+		fds[i] = open_watch(&watched[i], kind);
 		if (fds[i] >= 0)
 			continue;
 		close_all(fds, i);
-		if (errno == ENOENT || errno == EOPNOTSUPP || errno == EACCES ||
-		    errno == ENODEV) {
+		if (errno == ENOENT || errno == EACCES || errno == ENODEV ||
+		    (errno == EOPNOTSUPP && kind != WATCH_FLEXIBLE)) {
 			snprintf(skip_reason, sizeof(skip_reason),
 				 "no hardware breakpoints: %s", strerror(errno));
 			return skip_reason;
 		}
-		if (errno == ENOSPC && !pinned && i >= NR_REGS) {
+		if (kind == WATCH_FLEXIBLE &&
+		    (errno == EINVAL || errno == EOPNOTSUPP)) {
 			snprintf(skip_reason, sizeof(skip_reason),
-				 "kernel does not multiplex flexible breakpoints: watchpoint %d got ENOSPC",
-				 i + 1);
+				 "kernel has no flexible breakpoints: bp_flexible got %s",
+				 strerror(errno));
 			return skip_reason;
 		}
 		ASSERT_GE(fds[i], 0)
@@ -146,7 +168,7 @@ TEST(eight_flexible_take_turns)
 	int fds[NR_FLEX];
 	const char *why;
 
-	why = open_watches(_metadata, fds, 0, NR_FLEX, 0);
+	why = open_watches(_metadata, fds, 0, NR_FLEX, WATCH_FLEXIBLE);
 	if (why)
 		SKIP(return, "%s", why);
 	write_loop(NR_FLEX, writes);
@@ -174,7 +196,7 @@ TEST(hits_counted_for_their_variable_only)
 	int fds[NR_FLEX];
 	const char *why;
 
-	why = open_watches(_metadata, fds, 0, NR_FLEX, 0);
+	why = open_watches(_metadata, fds, 0, NR_FLEX, WATCH_FLEXIBLE);
 	if (why)
 		SKIP(return, "%s", why);
 	write_loop(NR_FLEX, writes);
@@ -186,7 +208,7 @@ TEST(hits_counted_for_their_variable_only)
 	close_all(fds, NR_FLEX);
 
 	memset(writes, 0, sizeof(writes));
-	why = open_watches(_metadata, fds, 0, NR_REGS, 0);
+	why = open_watches(_metadata, fds, 0, NR_REGS, WATCH_FLEXIBLE);
 	if (why)
 		SKIP(return, "%s", why);
 	write_loop(NR_REGS, writes);
@@ -206,7 +228,7 @@ TEST(flexible_that_fit_miss_no_hit)
 	int fds[NR_REGS];
 	const char *why;
 
-	why = open_watches(_metadata, fds, 0, NR_REGS, 0);
+	why = open_watches(_metadata, fds, 0, NR_REGS, WATCH_FLEXIBLE);
 	if (why)
 		SKIP(return, "%s", why);
 	write_loop(NR_REGS, writes);
@@ -232,10 +254,10 @@ TEST(pinned_keep_registers_among_flexible)
 	struct bp_read r;
 	const char *why;
 
-	why = open_watches(_metadata, fds, 0, nr_pinned, 1);
+	why = open_watches(_metadata, fds, 0, nr_pinned, WATCH_PINNED);
 	if (why)
 		SKIP(return, "%s", why);
-	why = open_watches(_metadata, fds, nr_pinned, nr_flex, 0);
+	why = open_watches(_metadata, fds, nr_pinned, nr_flex, WATCH_FLEXIBLE);
 	if (why)
 		SKIP(return, "%s", why);
 	write_loop(nr_pinned + nr_flex, writes);
@@ -266,17 +288,17 @@ TEST(pinned_full_refuses_more)
 	const char *why;
 	int fd;
 
-	why = open_watches(_metadata, fds, 0, NR_REGS, 1);
+	why = open_watches(_metadata, fds, 0, NR_REGS, WATCH_PINNED);
 	if (why)
 		SKIP(return, "%s", why);
 
-	fd = open_watch(&watched[NR_REGS], 1);
+	fd = open_watch(&watched[NR_REGS], WATCH_PINNED);
 	EXPECT_EQ(-1, fd);
 	EXPECT_EQ(ENOSPC, errno);
 	if (fd >= 0)
 		close(fd);
 
-	fd = open_watch(&watched[NR_REGS], 0);
+	fd = open_watch(&watched[NR_REGS], WATCH_FLEXIBLE);
 	EXPECT_EQ(-1, fd);
 	EXPECT_EQ(ENOSPC, errno);
 	if (fd >= 0)
@@ -285,11 +307,372 @@ TEST(pinned_full_refuses_more)
 	/* Closing one gives its register back. */
 	close(fds[0]);
 	fds[0] = -1;
-	fd = open_watch(&watched[NR_REGS], 1);
+	fd = open_watch(&watched[NR_REGS], WATCH_PINNED);
 	EXPECT_GE(fd, 0);
 	if (fd >= 0)
 		close(fd);
 	close_all(fds, NR_REGS);
+}
+
+/*
+ * A program that does not ask for flexible watchpoints gets what it got
+ * before they existed: a non-pinned watchpoint keeps its register, sees
+ * every write, and the fifth gets ENOSPC (tools/perf/tests/bp_account.c
+ * counts the registers that way).
+ */
+TEST(plain_fifth_gets_enospc)
+{
+	uint64_t writes[NR_REGS] = { 0 };
+	int fds[NR_REGS];
+	struct bp_read r;
+	const char *why;
+	int fd;
+
+	why = open_watches(_metadata, fds, 0, NR_REGS, WATCH_PLAIN);
+	if (why)
+		SKIP(return, "%s", why);
+
+	fd = open_watch(&watched[NR_REGS], WATCH_PLAIN);
+	EXPECT_EQ(-1, fd)
+		TH_LOG("a fifth non-pinned watchpoint without bp_flexible was accepted");
+	EXPECT_EQ(ENOSPC, errno);
+	if (fd >= 0)
+		close(fd);
+
+	write_loop(NR_REGS, writes);
+	for (int i = 0; i < NR_REGS; i++) {
+		read_watch(_metadata, fds[i], &r);
+		log_watch(i, "plain", &r, writes[i]);
+		EXPECT_EQ(r.value, writes[i]);
+		EXPECT_EQ(r.running, r.enabled);
+	}
+	close_all(fds, NR_REGS);
+}
+
+/* bp_flexible means nothing on an event that is not a breakpoint. */
+TEST(bp_flexible_needs_a_breakpoint)
+{
+	struct perf_event_attr attr;
+	int fd;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.type = PERF_TYPE_SOFTWARE;
+	attr.size = sizeof(attr);
+	attr.config = PERF_COUNT_SW_DUMMY;
+	attr.bp_flexible = 1;
+	fd = syscall(__NR_perf_event_open, &attr, 0, -1, -1, 0);
+	EXPECT_EQ(-1, fd);
+	EXPECT_EQ(EINVAL, errno);
+	if (fd >= 0)
+		close(fd);
+}
+
+/*
+ * Two watchpoints of a program that did not ask for flexible ones, in a task
+ * where eight flexible ones take turns: the two keep their registers all the
+ * time and miss no write.
+ */
+TEST(plain_keep_registers_among_flexible)
+{
+	const int nr_plain = 2, nr_flex = NR_FLEX;
+	uint64_t writes[NR_FLEX + NR_REGS] = { 0 };
+	int fds[NR_FLEX + NR_REGS];
+	struct bp_read r;
+	const char *why;
+
+	why = open_watches(_metadata, fds, 0, nr_plain, WATCH_PLAIN);
+	if (why)
+		SKIP(return, "%s", why);
+	why = open_watches(_metadata, fds, nr_plain, nr_flex, WATCH_FLEXIBLE);
+	if (why)
+		SKIP(return, "%s", why);
+	write_loop(nr_plain + nr_flex, writes);
+
+	for (int i = 0; i < nr_plain + nr_flex; i++) {
+		read_watch(_metadata, fds[i], &r);
+		if (i < nr_plain) {
+			log_watch(i, "plain", &r, writes[i]);
+			EXPECT_EQ(r.value, writes[i]);
+			EXPECT_EQ(r.running, r.enabled);
+		} else {
+			log_watch(i, "flexible", &r, writes[i]);
+			EXPECT_GT(r.running, 0);
+		}
+	}
+	close_all(fds, nr_plain + nr_flex);
+}
+
+/*
+ * Open a flexible group of @nr watchpoints on watched[first..]; return how
+ * many were accepted, with errno set by the first refusal.
+ */
+static int open_group(int *fds, int first, int nr)
+{
+	for (int i = 0; i < nr; i++) {
+		fds[first + i] = open_watch_on(&watched[first + i], WATCH_FLEXIBLE,
+					       0, -1, i ? fds[first] : -1);
+		if (fds[first + i] < 0)
+			return i;
+	}
+	return nr;
+}
+
+/* Every member of an accepted group runs, some of the time at least. */
+static void expect_all_ran(struct __test_metadata *_metadata, int *fds,
+			   int nr, const uint64_t *writes)
+{
+	struct bp_read r;
+
+	for (int i = 0; i < nr; i++) {
+		read_watch(_metadata, fds[i], &r);
+		log_watch(i, "flexible", &r, writes[i]);
+		EXPECT_GT(r.running, 0)
+			TH_LOG("watchpoint %d accepted but never ran", i + 1);
+	}
+}
+
+/*
+ * perf schedules a group whole or not at all: a flexible group of more
+ * watchpoints than registers would be accepted and never run, so its fifth
+ * member is refused; a group of four runs.
+ */
+TEST(flexible_group_must_fit)
+{
+	uint64_t writes[NR_FLEX + NR_REGS] = { 0 };
+	int fds[NR_FLEX + NR_REGS];
+	int nr;
+
+	memset(fds, -1, sizeof(fds));
+	nr = open_group(fds, 0, NR_REGS + 1);
+	if (nr == 0 && (errno == EINVAL || errno == EOPNOTSUPP))
+		SKIP(return, "kernel has no flexible breakpoints: %s",
+		     strerror(errno));
+	EXPECT_EQ(NR_REGS, nr)
+		TH_LOG("a flexible group of %d watchpoints was accepted", nr);
+	if (nr == NR_REGS)
+		EXPECT_EQ(ENOSPC, errno);
+	write_loop(nr, writes);
+	expect_all_ran(_metadata, fds, nr, writes);
+	close_all(fds, nr);
+}
+
+/*
+ * perf schedules a group whole, so its breakpoints are all flexible or none:
+ * a plain watchpoint cannot join a flexible leader, nor a flexible one a
+ * plain leader.
+ */
+TEST(flexible_group_all_or_none)
+{
+	int leader, fd;
+
+	leader = open_watch(&watched[0], WATCH_FLEXIBLE);
+	if (leader < 0)
+		SKIP(return, "kernel has no flexible breakpoints: %s",
+		     strerror(errno));
+	fd = open_watch_on(&watched[1], WATCH_PLAIN, 0, -1, leader);
+	EXPECT_EQ(-1, fd);
+	EXPECT_EQ(EINVAL, errno);
+	if (fd >= 0)
+		close(fd);
+	close(leader);
+
+	leader = open_watch(&watched[0], WATCH_PLAIN);
+	ASSERT_GE(leader, 0);
+	fd = open_watch_on(&watched[1], WATCH_FLEXIBLE, 0, -1, leader);
+	EXPECT_EQ(-1, fd);
+	EXPECT_EQ(EINVAL, errno);
+	if (fd >= 0)
+		close(fd);
+	close(leader);
+}
+
+/*
+ * With two registers pinned, as a debugger holds them, a flexible group of
+ * three would never run: refused.  A group of two and single flexible
+ * watchpoints beside it all take turns on the two registers left.
+ */
+TEST(flexible_group_beside_pinned)
+{
+	uint64_t writes[NR_FLEX + NR_REGS] = { 0 };
+	int fds[NR_FLEX + NR_REGS];
+	const char *why;
+	int nr;
+
+	memset(fds, -1, sizeof(fds));
+	why = open_watches(_metadata, fds, 0, 2, WATCH_PINNED);
+	if (why)
+		SKIP(return, "%s", why);
+	nr = open_group(fds, 2, 3);
+	if (nr == 0 && (errno == EINVAL || errno == EOPNOTSUPP)) {
+		close_all(fds, 2);
+		SKIP(return, "kernel has no flexible breakpoints: %s",
+		     strerror(errno));
+	}
+	EXPECT_EQ(2, nr)
+		TH_LOG("a flexible group of %d watchpoints was accepted beside 2 pinned", nr);
+	close_all(fds + 2, nr);
+
+	ASSERT_EQ(2, open_group(fds, 2, 2));
+	why = open_watches(_metadata, fds, 4, 3, WATCH_FLEXIBLE);
+	ASSERT_TRUE(!why);
+	write_loop(7, writes);
+	expect_all_ran(_metadata, fds, 7, writes);
+	close_all(fds, 7);
+}
+
+/*
+ * perf schedules the flexible events of a CPU before those of the task that
+ * runs there.  Eight flexible watchpoints of CPU 0 must not take every
+ * register each turn: the four flexible ones of a task running on CPU 0
+ * get turns too.
+ */
+TEST(task_flexible_beside_cpu_flexible)
+{
+	uint64_t writes[NR_FLEX + NR_REGS] = { 0 };
+	int fds[NR_FLEX + NR_REGS];
+	cpu_set_t cpus, old;
+	const char *why;
+
+	memset(fds, -1, sizeof(fds));
+	if (sched_getaffinity(0, sizeof(old), &old))
+		SKIP(return, "sched_getaffinity: %s", strerror(errno));
+	CPU_ZERO(&cpus);
+	CPU_SET(0, &cpus);
+	if (sched_setaffinity(0, sizeof(cpus), &cpus))
+		SKIP(return, "cannot run on CPU 0: %s", strerror(errno));
+
+	for (int i = 0; i < NR_FLEX; i++) {
+		fds[i] = open_watch_on(&watched[i], WATCH_FLEXIBLE, -1, 0, -1);
+		if (fds[i] >= 0)
+			continue;
+		close_all(fds, i);
+		sched_setaffinity(0, sizeof(old), &old);
+		if (errno == EACCES || errno == EPERM)
+			SKIP(return, "CPU-wide breakpoints need privileges: %s",
+			     strerror(errno));
+		if (errno == EINVAL || errno == EOPNOTSUPP || errno == ENOENT ||
+		    errno == ENODEV)
+			SKIP(return, "kernel has no flexible breakpoints: %s",
+			     strerror(errno));
+		ASSERT_GE(fds[i], 0)
+			TH_LOG("CPU watchpoint %d: %s", i + 1, strerror(errno));
+	}
+	why = open_watches(_metadata, fds, NR_FLEX, NR_REGS, WATCH_FLEXIBLE);
+	ASSERT_TRUE(!why);
+
+	write_loop(NR_FLEX + NR_REGS, writes);
+	expect_all_ran(_metadata, fds, NR_FLEX + NR_REGS, writes);
+	close_all(fds, NR_FLEX + NR_REGS);
+	sched_setaffinity(0, sizeof(old), &old);
+}
+
+/* Write @pid into the cgroup directory @dir; return 0 or -1. */
+static int cgroup_enter(const char *dir, pid_t pid)
+{
+	char path[256], buf[32];
+	int fd, len, ret;
+
+	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+	fd = open(path, O_WRONLY);
+	if (fd < 0)
+		return -1;
+	len = snprintf(buf, sizeof(buf), "%d\n", pid);
+	ret = write(fd, buf, len) == len ? 0 : -1;
+	close(fd);
+	return ret;
+}
+
+/* Open a pinned watchpoint on CPU 0 for the tasks of cgroup @cg_fd. */
+static int open_cgroup_watch(uint64_t *addr, int cg_fd)
+{
+	struct perf_event_attr attr;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.type = PERF_TYPE_BREAKPOINT;
+	attr.size = sizeof(attr);
+	attr.bp_type = HW_BREAKPOINT_W;
+	attr.bp_addr = (uintptr_t)addr;
+	attr.bp_len = HW_BREAKPOINT_LEN_8;
+	attr.pinned = 1;
+	attr.exclude_kernel = 1;
+	attr.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED |
+			   PERF_FORMAT_TOTAL_TIME_RUNNING;
+
+	return syscall(__NR_perf_event_open, &attr, cg_fd, 0, -1,
+		       PERF_FLAG_PID_CGROUP);
+}
+
+/*
+ * A pinned CPU breakpoint of a cgroup keeps its register while a task
+ * outside the cgroup has flexible ones installed: when the task moves into
+ * the cgroup, perf schedules the CPU's events in again with the task's
+ * still in, and the pinned breakpoint must find a register rather than
+ * warn and go to the error state.
+ */
+TEST(cgroup_move_keeps_pinned)
+{
+	char root[] = "/tmp/bp_cgroup_XXXXXX", child[64];
+	uint64_t writes[NR_FLEX + NR_REGS] = { 0 };
+	int fds[NR_FLEX + NR_REGS], cg_fd, fd = -1;
+	cpu_set_t cpus, old;
+	struct bp_read r;
+	const char *why;
+
+	memset(fds, -1, sizeof(fds));
+	if (!mkdtemp(root))
+		SKIP(return, "mkdtemp: %s", strerror(errno));
+	if (mount("none", root, "cgroup2", 0, NULL)) {
+		rmdir(root);
+		SKIP(return, "no cgroup2 to mount: %s", strerror(errno));
+	}
+	snprintf(child, sizeof(child), "%s/bp_flexible", root);
+	if (mkdir(child, 0755) && errno != EEXIST) {
+		umount(root);
+		rmdir(root);
+		SKIP(return, "mkdir %s: %s", child, strerror(errno));
+	}
+	sched_getaffinity(0, sizeof(old), &old);
+	CPU_ZERO(&cpus);
+	CPU_SET(0, &cpus);
+	ASSERT_EQ(0, sched_setaffinity(0, sizeof(cpus), &cpus));
+
+	cg_fd = open(child, O_RDONLY | O_DIRECTORY);
+	ASSERT_GE(cg_fd, 0);
+	fd = open_cgroup_watch(&watched[NR_FLEX + NR_REGS - 1], cg_fd);
+	if (fd < 0) {
+		why = strerror(errno);
+		close(cg_fd);
+		rmdir(child);
+		umount(root);
+		rmdir(root);
+		sched_setaffinity(0, sizeof(old), &old);
+		SKIP(return, "no cgroup breakpoint: %s", why);
+	}
+
+	why = open_watches(_metadata, fds, 0, NR_FLEX, WATCH_FLEXIBLE);
+	if (!why) {
+		/* Run with the flexible ones in, then move into the cgroup. */
+		write_loop(NR_FLEX, writes);
+		EXPECT_EQ(0, cgroup_enter(child, getpid()))
+			TH_LOG("cgroup.procs: %s", strerror(errno));
+		watched[NR_FLEX + NR_REGS - 1]++;
+		EXPECT_EQ(sizeof(r), read(fd, &r, sizeof(r)))
+			TH_LOG("the pinned cgroup breakpoint went to the error state");
+		ksft_print_msg("pinned cgroup watchpoint: %llu hits, running %llu of %llu ns\n",
+			       (unsigned long long)r.value,
+			       (unsigned long long)r.running,
+			       (unsigned long long)r.enabled);
+		EXPECT_EQ(0, cgroup_enter(root, getpid()));
+		close_all(fds, NR_FLEX);
+	}
+	close(fd);
+	close(cg_fd);
+	rmdir(child);
+	umount(root);
+	rmdir(root);
+	sched_setaffinity(0, sizeof(old), &old);
+	if (why)
+		SKIP(return, "%s", why);
 }
 
 TEST_HARNESS_MAIN
