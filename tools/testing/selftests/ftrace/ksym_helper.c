@@ -29,7 +29,7 @@
 #define MAX_HOLD	16
 
 /* What the breakpoints watch; never accessed while they exist. */
-static volatile uint64_t watched[MAX_HOLD];
+static uint64_t watched[MAX_HOLD];
 
 static int hold(int cpu)
 {
