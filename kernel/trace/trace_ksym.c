@@ -28,6 +28,7 @@
 
 #include <asm/sections.h>
 #include <asm/insn.h>
+#include <asm/insn-eval.h>
 
 #include "trace.h"
 
@@ -39,6 +40,12 @@
 
 /* The longest command accepted: symbol, offset, length and access type. */
 #define KSYM_CMD_MAX		(KSYM_NAME_LEN + 32)
+
+/*
+ * How far past the watched bytes the pointer of a REP string instruction
+ * may be when its data breakpoint trap comes; see ksym_string_access().
+ */
+#define KSYM_STRING_SLACK	PAGE_SIZE
 
 /* The access types of the filter syntax. */
 static const struct {
@@ -53,7 +60,9 @@ static const struct {
 /**
  * struct ksym_watch - one watched kernel symbol
  * @bp:		the perf breakpoint event of each CPU (NULL where not
- *		installed); the slot is free when @bp itself is NULL
+ *		installed: an offline CPU, ksym not current, or a CPU that
+ *		came online without a debug register free for it); the slot
+ *		is free when @bp itself is NULL
  * @addr:	the watched address (symbol plus @offset)
  * @offset:	the offset into the symbol, as written
  * @hits:	hits since the watch was added or the tracer was selected
@@ -83,10 +92,10 @@ struct ksym_request {
 
 /*
  * ksym_mutex protects the watch table, the breakpoints behind it and
- * ksym_active:
+ * ksym_trace:
  *
  *  1. Every change of ksym_watches[] or of a watch's breakpoints, and every
- *     change of ksym_active, is made with ksym_mutex held.
+ *     change of ksym_trace, is made with ksym_mutex held.
  *  2. Filter writes and the tracer's init and reset take cpus_read_lock()
  *     before ksym_mutex, so that a watch is installed on exactly the CPUs
  *     that are online; the CPU hotplug callbacks run under the hotplug lock
@@ -100,14 +109,23 @@ struct ksym_request {
  *     a perf event removes it from its CPU by IPI, which that CPU serves only
  *     after its handler has returned, so once ksym_uninstall() returns no
  *     handler uses the watch any more and the slot may be reused.
- *  5. The readers of ksym_trace_filter and ksym_profile take ksym_mutex, so
- *     they see whole watches.
+ *  5. Breakpoints are enabled only while ksym_trace is set.  The handler
+ *     reads ksym_trace once (READ_ONCE()) and neither counts nor records a
+ *     hit when it is NULL: a hit that races with the tracer being selected
+ *     or left is dropped, never recorded in another tracer's buffer.
+ *  6. The readers of ksym_trace_filter and ksym_profile take ksym_mutex, so
+ *     they see whole watches; ksym_profile takes cpus_read_lock() first
+ *     (rule 2), so that the online CPUs it compares with are stable.
  */
 static DEFINE_MUTEX(ksym_mutex);
 static struct ksym_watch ksym_watches[KSYM_MAX_WATCHES];
-/* The ksym tracer is the current tracer: watches have breakpoints. */
-static bool ksym_active;
-/* The trace array of the tracer, set before any breakpoint exists. */
+/*
+ * The trace array of the ksym tracer while it is the current tracer, NULL
+ * otherwise: only then are watches armed, hits counted and recorded.  The
+ * ksym tracer exists in the top-level trace array only, which is never
+ * freed, so a handler that read it just before it became NULL still
+ * records into live memory.
+ */
 static struct trace_array *ksym_trace;
 
 static const char *ksym_access_str(u8 type)
@@ -122,9 +140,80 @@ static const char *ksym_access_str(u8 type)
 }
 
 /*
+ * Whether a string instruction that moves its pointer @ptr by @size bytes an
+ * iteration, in the direction of EFLAGS.DF in @flags, has passed the bytes
+ * of @w less than KSYM_STRING_SLACK bytes ago.
+ */
+static bool ksym_string_passed(const struct ksym_watch *w, unsigned long ptr,
+			       unsigned int size, unsigned long flags)
+{
+	unsigned long first = w->addr, last = w->addr + w->len - 1;
+
+	/* Moving down, the elements above @ptr are done. */
+	if (flags & X86_EFLAGS_DF)
+		return last >= ptr + size &&
+		       first < ptr + size + KSYM_STRING_SLACK;
+	/* Moving up, the elements below @ptr are done. */
+	return first < ptr && last + KSYM_STRING_SLACK >= ptr;
+}
+
+/*
+ * A data breakpoint is a trap: it comes after the access, and the ip is
+ * normally that of the next instruction.  A REP string instruction is
+ * interrupted between two iterations instead (with fast strings, possibly
+ * a few iterations after the one that made the access), and the ip is the
+ * string instruction itself, which resumes where it stopped.  Tell the
+ * two cases apart while the registers are at hand: the string instruction
+ * at the trap address made the access if a pointer it uses has already
+ * passed the watched bytes.  An access by the instruction before, of
+ * bytes just behind where a string instruction that has not started yet
+ * will begin, looks the same; the trace then names the string instruction.
+ */
+static bool ksym_string_access(const struct ksym_watch *w,
+			       struct pt_regs *regs)
+{
+	u8 buf[MAX_INSN_SIZE];
+	bool src, dst = true;
+	struct insn insn;
+	unsigned int size;
+
+	if (copy_from_kernel_nofault(buf, (void *)regs->ip, sizeof(buf)))
+		return false;
+	if (insn_decode(&insn, buf, sizeof(buf), INSN_MODE_KERN) ||
+	    !insn_has_rep_prefix(&insn) || insn.opcode.nbytes != 1 ||
+	    insn.addr_bytes != sizeof(long))
+		return false;
+
+	/* Which of rSI (source) and rDI (destination) the instruction uses. */
+	switch (insn.opcode.bytes[0] & ~1) {
+	case 0xa4:	/* MOVS */
+	case 0xa6:	/* CMPS */
+		src = true;
+		break;
+	case 0x6c:	/* INS */
+	case 0xaa:	/* STOS */
+	case 0xae:	/* SCAS */
+		src = false;
+		break;
+	case 0x6e:	/* OUTS */
+	case 0xac:	/* LODS */
+		src = true;
+		dst = false;
+		break;
+	default:
+		return false;
+	}
+	/* The even opcodes move bytes, the odd ones words of operand size. */
+	size = insn.opcode.bytes[0] & 1 ? insn.opnd_bytes : 1;
+
+	return (src && ksym_string_passed(w, regs->si, size, regs->flags)) ||
+	       (dst && ksym_string_passed(w, regs->di, size, regs->flags));
+}
+
+/*
  * Runs in #DB context on the CPU that made the access, with the debug
  * registers disabled (local_db_save()), so it cannot recurse into itself;
- * see rule 4 above ksym_mutex.
+ * see rules 4 and 5 above ksym_mutex.
  */
 static void ksym_hbp_handler(struct perf_event *bp,
 			     struct perf_sample_data *data,
@@ -136,6 +225,8 @@ static void ksym_hbp_handler(struct perf_event *bp,
 	struct trace_buffer *buffer;
 	struct ksym_entry *entry;
 
+	if (!tr)
+		return;
 	atomic64_inc(&w->hits);
 
 	buffer = tr->array_buffer.buffer;
@@ -148,6 +239,8 @@ static void ksym_hbp_handler(struct perf_event *bp,
 	entry->ip = instruction_pointer(regs);
 	entry->type = w->type;
 	entry->len = w->len;
+	entry->string = w->type != HW_BREAKPOINT_X &&
+			ksym_string_access(w, regs);
 	trace_buffer_unlock_commit_nostack(buffer, event);
 }
 
@@ -162,8 +255,8 @@ static void ksym_release_cpu(struct ksym_watch *w, unsigned int cpu)
 
 /*
  * Create the breakpoint of @w on @cpu disabled: it takes its debug register
- * now, so that no free register is found missing later, but it fires only
- * once every CPU has one and ksym_enable_cpu() enables it.
+ * and passes the checks of the breakpoint layer now, but it fires only once
+ * ksym_enable_cpu() enables it.
  */
 static int ksym_create_cpu(struct ksym_watch *w, unsigned int cpu)
 {
@@ -202,10 +295,11 @@ static void ksym_uninstall(struct ksym_watch *w)
 }
 
 /*
- * Install @w on every online CPU or on none: the breakpoints are created
- * disabled and enabled only after each CPU got its own.
+ * Give @w a disabled breakpoint on every online CPU, or on none: this
+ * reserves its debug registers and checks it against the breakpoint layer
+ * without arming anything.
  */
-static int ksym_install(struct ksym_watch *w)
+static int ksym_reserve(struct ksym_watch *w)
 {
 	unsigned int cpu;
 	int err;
@@ -218,13 +312,23 @@ static int ksym_install(struct ksym_watch *w)
 		if (err)
 			goto release;
 	}
-	for_each_online_cpu(cpu)
-		ksym_enable_cpu(w, cpu);
 	return 0;
 
 release:
 	ksym_uninstall(w);
 	return err;
+}
+
+/* Arm the breakpoints ksym_reserve() gave @w. */
+static void ksym_enable(struct ksym_watch *w)
+{
+	unsigned int cpu;
+
+	lockdep_assert_cpus_held();
+	lockdep_assert_held(&ksym_mutex);
+
+	for_each_online_cpu(cpu)
+		ksym_enable_cpu(w, cpu);
 }
 
 static void ksym_free_watch(struct ksym_watch *w)
@@ -273,16 +377,19 @@ static int ksym_add(const struct ksym_request *req)
 	atomic64_set(&w->hits, 0);
 
 	/*
-	 * Install the watch even when the tracer is not current, and take it
-	 * down again: what the breakpoint layer refuses (a full CPU, the data
-	 * of the entry code) is refused now, not when the tracer is selected.
+	 * Reserve the breakpoints also when the tracer is not current, and
+	 * release them again unarmed: what the breakpoint layer refuses (a
+	 * full CPU, the data of the entry code) is refused now, not when the
+	 * tracer is selected, and nothing fires for another tracer.
 	 */
-	err = ksym_install(w);
+	err = ksym_reserve(w);
 	if (err) {
 		ksym_free_watch(w);
 		return err;
 	}
-	if (!ksym_active)
+	if (ksym_trace)
+		ksym_enable(w);
+	else
 		ksym_uninstall(w);
 	return 0;
 }
@@ -576,19 +683,45 @@ static const struct file_operations ksym_filter_fops = {
 	.release	= ksym_filter_release,
 };
 
+/*
+ * Print " missing=CPU,CPU..." for the online CPUs on which @w has no
+ * breakpoint while it is armed: CPUs that came online with every debug
+ * register taken (see ksym_cpu_online()).
+ */
+static void ksym_show_missing(struct seq_file *m, const struct ksym_watch *w)
+{
+	const char *sep = " missing=";
+	unsigned int cpu;
+
+	lockdep_assert_cpus_held();
+	lockdep_assert_held(&ksym_mutex);
+	if (!ksym_trace)
+		return;
+	for_each_online_cpu(cpu) {
+		if (*per_cpu_ptr(w->bp, cpu))
+			continue;
+		seq_printf(m, "%s%u", sep, cpu);
+		sep = ",";
+	}
+}
+
 static int ksym_profile_show(struct seq_file *m, void *v)
 {
 	int i;
 
-	seq_puts(m, "# watch hits\n");
+	seq_puts(m, "# watch hits [missing=CPUS]\n");
+	cpus_read_lock();
 	mutex_lock(&ksym_mutex);
 	for (i = 0; i < KSYM_MAX_WATCHES; i++) {
 		if (!ksym_watches[i].bp)
 			continue;
 		ksym_show_watch(m, &ksym_watches[i]);
-		seq_printf(m, " %lld\n", atomic64_read(&ksym_watches[i].hits));
+		seq_printf(m, " %lld", atomic64_read(&ksym_watches[i].hits));
+		ksym_show_missing(m, &ksym_watches[i]);
+		seq_putc(m, '\n');
 	}
 	mutex_unlock(&ksym_mutex);
+	cpus_read_unlock();
 	return 0;
 }
 
@@ -611,11 +744,12 @@ static const struct file_operations ksym_profile_fops = {
 
 /*
  * x86 data breakpoints are traps: the exception comes after the access,
- * with the ip of the next instruction.  Find the instruction that made the
- * access by decoding the function from its start up to that ip.  Returns 0
- * when the instruction cannot be found: no symbol, unreadable or undecodable
- * text, or an ip that is no instruction boundary (the text changed, or a
- * kprobe's int3 hides the length of an instruction).
+ * with the ip of the next instruction (but see ksym_string_access()).  Find
+ * the instruction that made the access by decoding the function from its
+ * start up to that ip.  Returns 0 when the instruction cannot be found: no
+ * symbol, unreadable or undecodable text, or an ip that is no instruction
+ * boundary (the text changed, or a kprobe's int3 hides the length of an
+ * instruction).
  */
 static unsigned long ksym_access_ip(unsigned long ip)
 {
@@ -650,9 +784,14 @@ static enum print_line_t ksym_trace_print(struct trace_iterator *iter,
 		trace_seq_printf(s, "+0x%lx", off);
 	trace_seq_printf(s, " %s ", ksym_access_str(field->type));
 
-	/* An execute breakpoint is a fault: ip is the instruction itself. */
-	ip = field->type == HW_BREAKPOINT_X ? field->ip :
-					      ksym_access_ip(field->ip);
+	/*
+	 * An execute breakpoint is a fault, and a string instruction that the
+	 * trap interrupted resumes: ip is the instruction itself.
+	 */
+	if (field->type == HW_BREAKPOINT_X || field->string)
+		ip = field->ip;
+	else
+		ip = ksym_access_ip(field->ip);
 	if (ip)
 		trace_seq_printf(s, "ip=%pS\n", (void *)ip);
 	else
@@ -694,26 +833,29 @@ static int ksym_tracer_init(struct trace_array *tr)
 {
 	int i, err = 0;
 
-	WRITE_ONCE(ksym_trace, tr);
-
 	cpus_read_lock();
 	mutex_lock(&ksym_mutex);
 	for (i = 0; i < KSYM_MAX_WATCHES; i++) {
 		if (!ksym_watches[i].bp)
 			continue;
 		atomic64_set(&ksym_watches[i].hits, 0);
-		err = ksym_install(&ksym_watches[i]);
+		err = ksym_reserve(&ksym_watches[i]);
 		if (err)
 			break;
 	}
 	if (err) {
-		/* Every watch or none: undo the ones installed. */
+		/* Every watch or none: release the ones reserved. */
 		while (i--) {
 			if (ksym_watches[i].bp)
 				ksym_uninstall(&ksym_watches[i]);
 		}
 	} else {
-		ksym_active = true;
+		/* Rule 5: publish the trace array before arming anything. */
+		WRITE_ONCE(ksym_trace, tr);
+		for (i = 0; i < KSYM_MAX_WATCHES; i++) {
+			if (ksym_watches[i].bp)
+				ksym_enable(&ksym_watches[i]);
+		}
 	}
 	mutex_unlock(&ksym_mutex);
 	cpus_read_unlock();
@@ -733,11 +875,12 @@ static void ksym_tracer_reset(struct trace_array *tr)
 
 	cpus_read_lock();
 	mutex_lock(&ksym_mutex);
+	/* Rule 5: a hit from now on is neither counted nor recorded. */
+	WRITE_ONCE(ksym_trace, NULL);
 	for (i = 0; i < KSYM_MAX_WATCHES; i++) {
 		if (ksym_watches[i].bp)
 			ksym_uninstall(&ksym_watches[i]);
 	}
-	ksym_active = false;
 	mutex_unlock(&ksym_mutex);
 	cpus_read_unlock();
 }
@@ -751,38 +894,35 @@ static struct tracer ksym_tracer __read_mostly = {
 
 /*
  * A CPU coming online gets the breakpoint of every watch, before tasks can
- * run on it (CPUHP_AP_ONLINE_DYN precedes CPUHP_AP_ACTIVE).  If one does not
- * fit, the CPU does not come online: a watch is on every online CPU or on
- * none.
+ * run on it (CPUHP_AP_ONLINE_DYN precedes CPUHP_AP_ACTIVE).  A tracer must
+ * not keep a CPU offline, and any task can take the debug registers of an
+ * offline CPU with breakpoints bound to it: a watch that does not fit is
+ * left out on this CPU, which ksym_profile and the kernel log say, until
+ * the CPU comes online again or the tracer is selected again.
  */
 static int ksym_cpu_online(unsigned int cpu)
 {
-	int i, err = 0;
+	struct ksym_watch *w;
+	int i, err;
 
 	mutex_lock(&ksym_mutex);
-	if (!ksym_active)
+	if (!ksym_trace)
 		goto unlock;
 	for (i = 0; i < KSYM_MAX_WATCHES; i++) {
-		if (!ksym_watches[i].bp)
+		w = &ksym_watches[i];
+		if (!w->bp)
 			continue;
-		err = ksym_create_cpu(&ksym_watches[i], cpu);
-		if (err)
-			break;
-	}
-	for (i = 0; i < KSYM_MAX_WATCHES; i++) {
-		if (!ksym_watches[i].bp)
+		err = ksym_create_cpu(w, cpu);
+		if (err) {
+			pr_warn("%s+0x%lx is not installed on CPU %u (%d): its accesses there are missed\n",
+				w->name, w->offset, cpu, err);
 			continue;
-		if (err)
-			ksym_release_cpu(&ksym_watches[i], cpu);
-		else
-			ksym_enable_cpu(&ksym_watches[i], cpu);
+		}
+		ksym_enable_cpu(w, cpu);
 	}
-	if (err)
-		pr_warn("CPU %u cannot take every watch (%d); remove watches to bring it online\n",
-			cpu, err);
 unlock:
 	mutex_unlock(&ksym_mutex);
-	return err;
+	return 0;
 }
 
 /* Perf forgets the events of a CPU going offline: give the registers back. */
