@@ -1286,6 +1286,15 @@ static void memlock_body(void)
 			    FITS(2) * REC, 0));
 	CHILD_CHECK(status(pid).size == FITS(2) * REC);
 
+	/* A failed reallocation changes nothing: the recording goes on. */
+	CHILD_CHECK(config(pid, PTRACE_BTS_O_ALLOC | PTRACE_BTS_O_SCHED,
+			   FITS(3) * REC, 0) == -1);
+	CHILD_CHECK(errno == ENOMEM);
+	CHILD_CHECK(status(pid).size == FITS(2) * REC);
+	CHILD_CHECK(status(pid).flags == PTRACE_BTS_O_SCHED);
+	CHILD_CHECK(cont(pid, 0) == SIGSTOP);
+	CHILD_CHECK(bts(PTRACE_BTS_SIZE, pid, 0, 0) > 0);
+
 	/* Freeing gives the pages back. */
 	CHILD_CHECK(!config(pid, PTRACE_BTS_O_ALLOC, 0, 0));
 	CHILD_CHECK(!config(pid, PTRACE_BTS_O_ALLOC, FITS(2) * REC, 0));
