@@ -33,7 +33,7 @@
 #include <linux/sched/jobctl.h>
 #include <linux/sched/signal.h>
 #include <linux/sched/task.h>
-#include <linux/sched/user.h>
+#include <linux/user_namespace.h>
 #include <linux/signal.h>
 #include <linux/slab.h>
 #include <linux/string.h>
@@ -60,9 +60,9 @@ static_assert(PTRACE_BTS_SIZE_MAX / sizeof(struct bts_struct) <= INT_MAX);
 /**
  * struct ptrace_bts - the branch trace of one tracee
  * @task: the tracee (a reference)
- * @user: the tracer's user, charged for @pages (a reference); %NULL if
- *	nothing is charged
- * @pages: the pages charged to @user->locked_vm
+ * @ucounts: the tracer's user, charged for @pages (a reference); %NULL
+ *	if nothing is charged
+ * @pages: the pages charged to @ucounts' %UCOUNT_RLIMIT_MEMLOCK
  * @buf: the buffer, zeroed where no record is; never %NULL
  * @nr: the capacity of @buf in records
  * @count: while @tracer is %NULL, the records in @buf[0, @count), oldest
@@ -78,7 +78,7 @@ static_assert(PTRACE_BTS_SIZE_MAX / sizeof(struct bts_struct) <= INT_MAX);
  */
 struct ptrace_bts {
 	struct task_struct *task;
-	struct user_struct *user;
+	struct ucounts *ucounts;
 	unsigned long pages;
 	struct ds_bts_record *buf;
 	size_t nr;
@@ -130,19 +130,20 @@ static LLIST_HEAD(ptrace_bts_orphans);
 
 /*
  * Memory accounting: the buffer is locked kernel memory the tracer asked
- * for.  Like io_uring's and vfio's pinned pages, it is charged to the
- * tracer's user (user->locked_vm, whatever process of the user holds it)
- * against the tracer's RLIMIT_MEMLOCK, until the buffer is freed, whoever
- * frees it; the pages themselves are charged to the tracer's memory cgroup
- * (__GFP_ACCOUNT).  CAP_IPC_LOCK locks without a limit and uncharged.
+ * for.  Like SHM_LOCK'ed shared memory, it is charged to the tracer's user
+ * (its ucounts' %UCOUNT_RLIMIT_MEMLOCK, whatever process of the user holds
+ * it) against the tracer's RLIMIT_MEMLOCK, until the buffer is freed,
+ * whoever frees it; the pages themselves are charged to the tracer's
+ * memory cgroup (__GFP_ACCOUNT).  CAP_IPC_LOCK locks without a limit and
+ * uncharged.
  *
  * Return: the user charged (a reference), %NULL if nothing was charged,
  * ERR_PTR(-EPERM) for a limit of 0, ERR_PTR(-ENOMEM) above the limit.
  */
-static struct user_struct *ptrace_bts_charge(unsigned long pages)
+static struct ucounts *ptrace_bts_charge(unsigned long pages)
 {
 	unsigned long limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
-	struct user_struct *user;
+	struct ucounts *ucounts;
 	long locked;
 
 	if (capable(CAP_IPC_LOCK))
@@ -151,24 +152,25 @@ static struct user_struct *ptrace_bts_charge(unsigned long pages)
 	if (!limit)
 		return ERR_PTR(-EPERM);
 
-	user = get_uid(current_user());
-	locked = atomic_long_read(&user->locked_vm);
-	do {
-		if (locked + pages > limit) {
-			free_uid(user);
-			return ERR_PTR(-ENOMEM);
-		}
-	} while (!atomic_long_try_cmpxchg(&user->locked_vm, &locked,
-					  locked + pages));
-	return user;
+	ucounts = get_ucounts(current_ucounts());
+	if (!ucounts)
+		return ERR_PTR(-ENOMEM);
+	locked = inc_rlimit_ucounts(ucounts, UCOUNT_RLIMIT_MEMLOCK, pages);
+	/* LONG_MAX: the limit of a parent user namespace. */
+	if (locked == LONG_MAX || locked > limit) {
+		dec_rlimit_ucounts(ucounts, UCOUNT_RLIMIT_MEMLOCK, pages);
+		put_ucounts(ucounts);
+		return ERR_PTR(-ENOMEM);
+	}
+	return ucounts;
 }
 
-static void ptrace_bts_uncharge(struct user_struct *user, unsigned long pages)
+static void ptrace_bts_uncharge(struct ucounts *ucounts, unsigned long pages)
 {
-	if (!user)
+	if (!ucounts)
 		return;
-	atomic_long_sub(pages, &user->locked_vm);
-	free_uid(user);
+	dec_rlimit_ucounts(ucounts, UCOUNT_RLIMIT_MEMLOCK, pages);
+	put_ucounts(ucounts);
 }
 
 static unsigned long ptrace_bts_pages(size_t nr)
@@ -443,7 +445,7 @@ static void ptrace_bts_free(struct ptrace_bts *bts)
 {
 	ptrace_bts_stop(bts);
 	vfree(bts->buf);
-	ptrace_bts_uncharge(bts->user, bts->pages);
+	ptrace_bts_uncharge(bts->ucounts, bts->pages);
 	put_task_struct(bts->task);
 	kfree(bts);
 }
@@ -478,7 +480,7 @@ static DECLARE_WORK(ptrace_bts_reaper, ptrace_bts_reap);
  * @buf: with %PTRACE_BTS_O_ALLOC, the new buffer; after a
  *	ptrace_bts_commit() that succeeded, the buffer it replaced
  * @nr: the capacity of @buf in records
- * @user: the user charged for @pages, as in &struct ptrace_bts
+ * @ucounts: the user charged for @pages, as in &struct ptrace_bts
  * @pages: the pages charged for @buf
  * @snap: the records there are, oldest first, to take back or keep
  * @count: the number of records in @snap
@@ -486,7 +488,7 @@ static DECLARE_WORK(ptrace_bts_reaper, ptrace_bts_reap);
 struct ptrace_bts_prep {
 	struct ds_bts_record *buf;
 	size_t nr;
-	struct user_struct *user;
+	struct ucounts *ucounts;
 	unsigned long pages;
 	struct ds_bts_record *snap;
 	size_t count;
@@ -497,7 +499,7 @@ static void ptrace_bts_discard(struct ptrace_bts_prep *prep)
 {
 	kvfree(prep->snap);
 	vfree(prep->buf);
-	ptrace_bts_uncharge(prep->user, prep->pages);
+	ptrace_bts_uncharge(prep->ucounts, prep->pages);
 }
 
 /* A tracee stopped at PTRACE_EVENT_EXIT, or later, is on its way out. */
@@ -567,15 +569,15 @@ static int ptrace_bts_prepare(struct ptrace_bts *bts,
 			      const struct ptrace_bts_config *cfg,
 			      struct ptrace_bts_prep *prep)
 {
-	struct user_struct *user;
+	struct ucounts *ucounts;
 
 	if (cfg->flags & PTRACE_BTS_O_ALLOC) {
 		prep->nr = cfg->size / sizeof(struct bts_struct);
 		prep->pages = ptrace_bts_pages(prep->nr);
-		user = ptrace_bts_charge(prep->pages);
-		if (IS_ERR(user))
-			return PTR_ERR(user);
-		prep->user = user;
+		ucounts = ptrace_bts_charge(prep->pages);
+		if (IS_ERR(ucounts))
+			return PTR_ERR(ucounts);
+		prep->ucounts = ucounts;
 		prep->buf = __vmalloc(prep->pages << PAGE_SHIFT,
 				      GFP_KERNEL_ACCOUNT);
 		if (!prep->buf)
@@ -620,7 +622,7 @@ static int ptrace_bts_commit(struct ptrace_bts *bts,
 	if (prep->buf) {
 		/* The old buffer and its charge go, the new ones stay. */
 		prep->buf = old_buf;
-		swap(bts->user, prep->user);
+		swap(bts->ucounts, prep->ucounts);
 		swap(bts->pages, prep->pages);
 		bts->size = cfg->size;
 	}
