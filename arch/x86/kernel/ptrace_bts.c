@@ -505,9 +505,21 @@ static void ptrace_bts_discard(struct ptrace_bts_prep *prep)
 /* A tracee stopped at PTRACE_EVENT_EXIT, or later, is on its way out. */
 static bool ptrace_bts_exiting(struct task_struct *child)
 {
-	/* ptrace_stop() keeps the reported stop in ->exit_code. */
-	return child->exit_code == (SIGTRAP | (PTRACE_EVENT_EXIT << 8)) ||
-	       (child->flags & PF_EXITING);
+	const int code = SIGTRAP | (PTRACE_EVENT_EXIT << 8);
+	unsigned long irqflags;
+	bool exiting = true;
+
+	/*
+	 * The stop's siginfo, as PTRACE_GETSIGINFO reads it: ->exit_code
+	 * no longer says, wait(2) cleared it.
+	 */
+	if (lock_task_sighand(child, &irqflags)) {
+		exiting = child->last_siginfo &&
+			  child->last_siginfo->si_signo == SIGTRAP &&
+			  child->last_siginfo->si_code == code;
+		unlock_task_sighand(child, &irqflags);
+	}
+	return exiting || (child->flags & PF_EXITING);
 }
 
 static int ptrace_bts_check_config(struct task_struct *child,
