@@ -6,9 +6,10 @@
  * (PTRACE_BTS_O_TRACE, the BTS hardware) and for records of its context
  * switches (PTRACE_BTS_O_SCHED, software), then reads them at a stop.  The
  * recording is done by the Debug Store arbiter (arch/x86/kernel/ds.c): this
- * file owns the buffer, charges it to the tracer's RLIMIT_MEMLOCK, turns
- * the arbiter's records into struct bts_struct and keeps kernel addresses
- * from the tracer.
+ * file owns the buffer, charges it to the tracer's user against its
+ * RLIMIT_MEMLOCK, turns the arbiter's records into struct bts_struct and
+ * keeps kernel addresses from the tracer.  A trace belongs to the ptrace
+ * link it was made through and ends with it.
  *
  * Every request comes from the tracer with the tracee stopped and frozen
  * (ptrace_check_attach()), so the tracee does not run, switch or exit while
@@ -18,7 +19,11 @@
  * See Documentation/arch/x86/ptrace-bts.rst.
  */
 
+#include <linux/capability.h>
+#include <linux/cred.h>
 #include <linux/err.h>
+#include <linux/irq_work.h>
+#include <linux/llist.h>
 #include <linux/minmax.h>
 #include <linux/mm.h>
 #include <linux/pid.h>
@@ -26,13 +31,15 @@
 #include <linux/resource.h>
 #include <linux/sched.h>
 #include <linux/sched/jobctl.h>
-#include <linux/sched/mm.h>
 #include <linux/sched/signal.h>
+#include <linux/sched/task.h>
+#include <linux/user_namespace.h>
 #include <linux/signal.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
 #include <linux/vmalloc.h>
+#include <linux/workqueue.h>
 
 #include <asm/ds.h>
 #include <asm/ptrace-bts.h>
@@ -52,24 +59,26 @@ static_assert(PTRACE_BTS_SIZE_MAX / sizeof(struct bts_struct) <= INT_MAX);
 
 /**
  * struct ptrace_bts - the branch trace of one tracee
- * @task: the tracee; @task->thread.ptrace_bts points here until it exits
- * @owner: the tracer that configured it (a reference)
- * @mm: the tracer's mm, charged for @buf (a mmgrab() reference)
- * @pages: the pages charged to @mm->pinned_vm
- * @buf: the buffer, zeroed where no record is; %NULL if none
+ * @task: the tracee (a reference)
+ * @ucounts: the tracer's user, charged for @pages (a reference); %NULL
+ *	if nothing is charged
+ * @pages: the pages charged to @ucounts' %UCOUNT_RLIMIT_MEMLOCK
+ * @buf: the buffer, zeroed where no record is; never %NULL
  * @nr: the capacity of @buf in records
  * @count: while @tracer is %NULL, the records in @buf[0, @count), oldest
  *	first; else the arbiter's write index says
  * @tracer: the arbiter's tracer while %PTRACE_BTS_O_TRACE or
  *	%PTRACE_BTS_O_SCHED is on
  * @size: the configured size (bytes of struct bts_struct)
- * @flags: the configured PTRACE_BTS_O_* flags, without %PTRACE_BTS_O_ALLOC
- * @signal: the configured overflow signal
+ * @flags: the PTRACE_BTS_O_* flags in effect, without %PTRACE_BTS_O_ALLOC
+ * @signal: the overflow signal
+ * @orphan: the ptrace link it was made for is gone; see rule 4 below
+ * @signal_work: sends @signal, see ptrace_bts_signal()
+ * @reap: on the list of orphans, see ptrace_bts_unlink()
  */
 struct ptrace_bts {
 	struct task_struct *task;
-	struct pid *owner;
-	struct mm_struct *mm;
+	struct ucounts *ucounts;
 	unsigned long pages;
 	struct ds_bts_record *buf;
 	size_t nr;
@@ -78,56 +87,90 @@ struct ptrace_bts {
 	u32 size;
 	u32 flags;
 	u32 signal;
+	bool orphan;
+	struct irq_work signal_work;
+	struct llist_node reap;
 };
 
 /*
  * Serialization, without a lock of our own:
  *
- * 1. A task's thread.ptrace_bts, and the struct ptrace_bts it points to,
- *    are used by the task's tracer while the task is frozen in a ptrace
- *    stop (ptrace_check_attach() to ptrace_unfreeze_traced(): requests and
- *    ptrace_disable()), and by the task itself in exit_thread().  A frozen
- *    task does not run and an exiting one is not stopped, so they exclude
- *    each other, and only one tracer at a time has the task frozen.
- *    ptrace_bts_assert_owner() checks it where it is relied on.
- * 2. Hence no global lock: a tracer whose copy to user space faults slowly
+ * 1. A task's thread.ptrace_bts is set and its struct ptrace_bts used by
+ *    the task's tracer while the task is frozen in a ptrace stop
+ *    (ptrace_check_attach() to ptrace_unfreeze_traced(): requests and
+ *    ptrace_disable()).  A frozen task neither runs nor exits, and only
+ *    one tracer at a time has it frozen.  ptrace_bts_assert_frozen()
+ *    checks it where it is relied on.
+ * 2. The pointer is taken away, with xchg(), by whoever ends the trace:
+ *    the tracer detaching (ptrace_disable()), the task exiting
+ *    (exit_thread()) and __ptrace_unlink() (ptrace_bts_unlink()), whoever
+ *    comes first; the one that takes it frees it.  ptrace_bts_unlink()
+ *    runs in the tracer's own thread (detach, its exit) or for a task
+ *    that is dead, so never during a request (rule 1); it can run while
+ *    the task exits, which is what xchg() decides.
+ * 3. An orphan, a trace whose link is gone, belongs to ptrace_bts_reaper
+ *    alone.  It keeps recording until the reaper releases it, but nobody
+ *    sees its records and it sends no signal (rule 4).
+ * 4. The overflow signal is sent under the task's siglock, unless @orphan
+ *    is set; ptrace_bts_unlink() sets @orphan under the same siglock
+ *    before the link goes, so no signal reaches a task that is not traced
+ *    by the tracer that asked for it.
+ * 5. @task and @signal do not change while @tracer exists: ptrace_bts_stop()
+ *    waits for the arbiter's callback and then for @signal_work.
+ * 6. Hence no global lock: a tracer whose copy to user space faults slowly
  *    (userfaultfd) holds up no one but itself.
- * 3. The overflow callback reads @task and @signal from interrupt context:
- *    they do not change while @tracer exists, and ds_release() waits for
- *    the callback.
  */
-static void ptrace_bts_assert_owner(struct task_struct *task)
+static void ptrace_bts_assert_frozen(struct task_struct *task)
 {
-	WARN_ON_ONCE(task != current &&
-		     !(READ_ONCE(task->jobctl) & JOBCTL_PTRACE_FROZEN));
+	WARN_ON_ONCE(!(READ_ONCE(task->jobctl) & JOBCTL_PTRACE_FROZEN));
 }
+
+/* Orphans, released by ptrace_bts_reaper; see ptrace_bts_unlink(). */
+static LLIST_HEAD(ptrace_bts_orphans);
 
 /*
- * Memory accounting: the buffer is pinned kernel memory the tracer asked
- * for, so it counts against the tracer's RLIMIT_MEMLOCK, like pinned user
- * pages (mm->pinned_vm), until the buffer is freed, whoever frees it.
+ * Memory accounting: the buffer is locked kernel memory the tracer asked
+ * for.  Like SHM_LOCK'ed shared memory, it is charged to the tracer's user
+ * (its ucounts' %UCOUNT_RLIMIT_MEMLOCK, whatever process of the user holds
+ * it) against the tracer's RLIMIT_MEMLOCK, until the buffer is freed,
+ * whoever frees it; the pages themselves are charged to the tracer's
+ * memory cgroup (__GFP_ACCOUNT).  CAP_IPC_LOCK locks without a limit and
+ * uncharged.
+ *
+ * Return: the user charged (a reference), %NULL if nothing was charged,
+ * ERR_PTR(-EPERM) for a limit of 0, ERR_PTR(-ENOMEM) above the limit.
  */
-static int ptrace_bts_charge(struct mm_struct *mm, unsigned long pages)
+static struct ucounts *ptrace_bts_charge(unsigned long pages)
 {
 	unsigned long limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
+	struct ucounts *ucounts;
+	long locked;
 
-	if (capable(CAP_IPC_LOCK)) {
-		atomic64_add(pages, &mm->pinned_vm);
-		return 0;
-	}
+	if (capable(CAP_IPC_LOCK))
+		return NULL;
 	/* As mlock(2): no allowance at all is a matter of privilege. */
 	if (!limit)
-		return -EPERM;
-	if (atomic64_add_return(pages, &mm->pinned_vm) > limit) {
-		atomic64_sub(pages, &mm->pinned_vm);
-		return -ENOMEM;
+		return ERR_PTR(-EPERM);
+
+	ucounts = get_ucounts(current_ucounts());
+	if (!ucounts)
+		return ERR_PTR(-ENOMEM);
+	locked = inc_rlimit_ucounts(ucounts, UCOUNT_RLIMIT_MEMLOCK, pages);
+	/* LONG_MAX: the limit of a parent user namespace. */
+	if (locked == LONG_MAX || locked > limit) {
+		dec_rlimit_ucounts(ucounts, UCOUNT_RLIMIT_MEMLOCK, pages);
+		put_ucounts(ucounts);
+		return ERR_PTR(-ENOMEM);
 	}
-	return 0;
+	return ucounts;
 }
 
-static void ptrace_bts_uncharge(struct mm_struct *mm, unsigned long pages)
+static void ptrace_bts_uncharge(struct ucounts *ucounts, unsigned long pages)
 {
-	atomic64_sub(pages, &mm->pinned_vm);
+	if (!ucounts)
+		return;
+	dec_rlimit_ucounts(ucounts, UCOUNT_RLIMIT_MEMLOCK, pages);
+	put_ucounts(ucounts);
 }
 
 static unsigned long ptrace_bts_pages(size_t nr)
@@ -219,38 +262,46 @@ static u32 ptrace_bts_pid(struct ptrace_bts *bts)
 	return task_pid_nr_ns(bts->task, task_active_pid_ns(current));
 }
 
-/* Empty the buffer; zeroed, see ptrace_bts_span(). */
-static void ptrace_bts_empty(struct ptrace_bts *bts)
-{
-	if (bts->tracer) {
-		/* Also re-arms the overflow signal. */
-		WARN_ON_ONCE(ds_clear(bts->tracer));
-	} else if (bts->buf) {
-		memset(bts->buf, 0, bts->count * sizeof(*bts->buf));
-		bts->count = 0;
-	}
-}
-
 /*
  * Tracing.
  */
 
-/* Called by the arbiter in hard interrupt context, see locking rule 2. */
+/*
+ * The signal, from an irq_work that PREEMPT_RT runs in a thread: siglock
+ * is a spinlock_t, which hard interrupt context may not take there.
+ */
+static void ptrace_bts_signal(struct irq_work *work)
+{
+	struct ptrace_bts *bts = container_of(work, struct ptrace_bts,
+					      signal_work);
+	unsigned long irqflags;
+
+	if (!lock_task_sighand(bts->task, &irqflags))
+		return;
+	/* Serialization rule 4. */
+	if (!bts->orphan)
+		send_signal_locked(bts->signal, SEND_SIG_PRIV, bts->task,
+				   PIDTYPE_PID);
+	unlock_task_sighand(bts->task, &irqflags);
+}
+
+/* Called by the arbiter in hard interrupt context. */
 static void ptrace_bts_overflow(struct ds_tracer *tracer, void *data)
 {
 	struct ptrace_bts *bts = data;
 
-	send_sig(bts->signal, bts->task, 1);
+	irq_work_queue(&bts->signal_work);
 }
 
 /*
- * Put @bts on @buf of @nr records holding @snap[0, @count) (oldest first)
- * and ask the arbiter for what @flags say: nothing, branches, switch
- * records.  On error the records are in @buf untraced.
+ * Record into @buf of @nr records, which then holds @recs[0, @count)
+ * (oldest first), as @flags say: nothing, branches, switch records; with
+ * %PTRACE_BTS_O_SIGNAL, send @signal when it is full.  On error the
+ * records are in @buf, untraced.
  */
-static int ptrace_bts_load(struct ptrace_bts *bts, struct ds_bts_record *buf,
-			   size_t nr, const struct ds_bts_record *snap,
-			   size_t count, u32 flags)
+static int ptrace_bts_start(struct ptrace_bts *bts, struct ds_bts_record *buf,
+			    size_t nr, const struct ds_bts_record *recs,
+			    size_t count, u32 flags, u32 signal)
 {
 	struct ds_config cfg = {
 		.base	= buf,
@@ -264,11 +315,8 @@ static int ptrace_bts_load(struct ptrace_bts *bts, struct ds_bts_record *buf,
 
 	bts->buf = buf;
 	bts->nr = nr;
-	bts->count = 0;
-	if (!buf)
-		return 0;
+	bts->signal = signal;
 	memset(buf, 0, nr * sizeof(*buf));
-
 	if (flags & (PTRACE_BTS_O_TRACE | PTRACE_BTS_O_SCHED)) {
 		/* User branches only: a debugger never sees the kernel's. */
 		if (flags & PTRACE_BTS_O_TRACE)
@@ -279,30 +327,83 @@ static int ptrace_bts_load(struct ptrace_bts *bts, struct ds_bts_record *buf,
 			cfg.overflow = ptrace_bts_overflow;
 
 		tracer = ds_request_bts(bts->task, -1, &cfg);
-		if (!IS_ERR(tracer)) {
-			bts->tracer = tracer;
-			/* The arbiter starts at the beginning. */
-			if (count)
-				WARN_ON_ONCE(ds_write(tracer, snap,
-						      count * sizeof(*snap)) < 0);
-			return 0;
-		}
-		memcpy(buf, snap, count * sizeof(*snap));
-		bts->count = count;
-		return PTR_ERR(tracer);
+		if (IS_ERR(tracer))
+			goto untraced;
+		bts->tracer = tracer;
+		bts->count = 0;
+		/* The arbiter writes from the beginning of the buffer. */
+		if (count)
+			WARN_ON_ONCE(ds_write(tracer, recs,
+					      count * sizeof(*recs)) < 0);
+		return 0;
 	}
-
-	memcpy(buf, snap, count * sizeof(*snap));
+	tracer = NULL;
+untraced:
+	memcpy(buf, recs, count * sizeof(*recs));
 	bts->count = count;
-	return 0;
+	return PTR_ERR_OR_ZERO(tracer);
 }
 
-/* Stop recording; the records stay in the buffer. */
+/*
+ * Stop recording.  The records are in the buffer but not where
+ * ptrace_bts_span() finds them: take a ptrace_bts_snapshot() first.
+ */
 static void ptrace_bts_stop(struct ptrace_bts *bts)
 {
+	if (!bts->tracer)
+		return;
+	WARN_ON_ONCE(ds_release(bts->tracer));
+	/* ds_release() waited for the callback; serialization rule 5. */
+	irq_work_sync(&bts->signal_work);
+	bts->tracer = NULL;
+	bts->count = 0;
+}
+
+/*
+ * Take back an overflow signal the tracee has not dequeued yet: the buffer
+ * it was about is emptied or configured anew.  A trace whose link is gone
+ * sends none and took its own back, see ptrace_bts_unlink().
+ */
+static void __ptrace_bts_take_back(struct ptrace_bts *bts)
+{
+	lockdep_assert_held(&bts->task->sighand->siglock);
+
+	if (bts->flags & PTRACE_BTS_O_SIGNAL)
+		discard_kernel_signal(bts->task, bts->signal);
+}
+
+static void ptrace_bts_take_back(struct ptrace_bts *bts)
+{
+	unsigned long irqflags;
+
+	if (!(bts->flags & PTRACE_BTS_O_SIGNAL))
+		return;
+	/* One on its way is sent first. */
+	irq_work_sync(&bts->signal_work);
+	if (!lock_task_sighand(bts->task, &irqflags))
+		return;
+	__ptrace_bts_take_back(bts);
+	unlock_task_sighand(bts->task, &irqflags);
+}
+
+/* Stop recording and take back the signal of the last overflow. */
+static void ptrace_bts_silence(struct ptrace_bts *bts)
+{
+	ptrace_bts_stop(bts);
+	ptrace_bts_take_back(bts);
+}
+
+/* Empty the buffer; zeroed, see ptrace_bts_span(). */
+static void ptrace_bts_empty(struct ptrace_bts *bts)
+{
+	/* Serialization rule 1: the tracee records nothing meanwhile. */
+	ptrace_bts_take_back(bts);
 	if (bts->tracer) {
-		WARN_ON_ONCE(ds_release(bts->tracer));
-		bts->tracer = NULL;
+		/* Also re-arms the overflow signal. */
+		WARN_ON_ONCE(ds_clear(bts->tracer));
+	} else {
+		memset(bts->buf, 0, bts->count * sizeof(*bts->buf));
+		bts->count = 0;
 	}
 }
 
@@ -327,36 +428,102 @@ static struct ds_bts_record *ptrace_bts_snapshot(struct ptrace_bts *bts,
 	return snap;
 }
 
-static void ptrace_bts_free_buf(struct ptrace_bts *bts)
+static struct ptrace_bts *ptrace_bts_alloc(struct task_struct *task)
 {
-	vfree(bts->buf);
-	bts->buf = NULL;
-	bts->nr = 0;
-	bts->count = 0;
-	if (bts->mm) {
-		ptrace_bts_uncharge(bts->mm, bts->pages);
-		mmdrop(bts->mm);
-		bts->mm = NULL;
-	}
-	bts->pages = 0;
+	struct ptrace_bts *bts;
+
+	bts = kzalloc(sizeof(*bts), GFP_KERNEL_ACCOUNT);
+	if (!bts)
+		return NULL;
+	bts->task = get_task_struct(task);
+	init_irq_work(&bts->signal_work, ptrace_bts_signal);
+	return bts;
 }
 
-/* Forget everything: no recording, no buffer, no charge. */
+/* Stop recording and free everything; @bts is no task's any more. */
 static void ptrace_bts_free(struct ptrace_bts *bts)
 {
-	ptrace_bts_assert_owner(bts->task);
 	ptrace_bts_stop(bts);
-	ptrace_bts_free_buf(bts);
-	bts->task->thread.ptrace_bts = NULL;
-	put_pid(bts->owner);
+	vfree(bts->buf);
+	ptrace_bts_uncharge(bts->ucounts, bts->pages);
+	put_task_struct(bts->task);
 	kfree(bts);
 }
 
+/* Frees the orphans; see ptrace_bts_unlink(). */
+static void ptrace_bts_reap(struct work_struct *work)
+{
+	struct llist_node *orphans = llist_del_all(&ptrace_bts_orphans);
+	struct ptrace_bts *bts, *next;
+
+	llist_for_each_entry_safe(bts, next, orphans, reap)
+		ptrace_bts_free(bts);
+}
+
+static DECLARE_WORK(ptrace_bts_reaper, ptrace_bts_reap);
+
 /*
- * The requests.
+ * PTRACE_BTS_CONFIG.
+ *
+ * A configuration is made in two steps.  ptrace_bts_prepare() gets all it
+ * needs (the structure, a new buffer and its charge, a copy of the records
+ * there are) and may fail: then nothing changed.  ptrace_bts_commit()
+ * swaps the recording; the only ways it can fail are the arbiter's: out
+ * of memory for its tracer, or perf taking BTS in the moment it is free.
+ * Then it takes the previous recording back, which needs the same and so
+ * fails only if that happens twice in a row; then nothing records.
  */
 
-static int ptrace_bts_check_config(struct ptrace_bts *bts,
+/**
+ * struct ptrace_bts_prep - what a configuration needs before it changes
+ *	anything
+ * @buf: with %PTRACE_BTS_O_ALLOC, the new buffer; after a
+ *	ptrace_bts_commit() that succeeded, the buffer it replaced
+ * @nr: the capacity of @buf in records
+ * @ucounts: the user charged for @pages, as in &struct ptrace_bts
+ * @pages: the pages charged for @buf
+ * @snap: the records there are, oldest first, to take back or keep
+ * @count: the number of records in @snap
+ */
+struct ptrace_bts_prep {
+	struct ds_bts_record *buf;
+	size_t nr;
+	struct ucounts *ucounts;
+	unsigned long pages;
+	struct ds_bts_record *snap;
+	size_t count;
+};
+
+/* Free what ptrace_bts_prepare() got and nothing uses. */
+static void ptrace_bts_discard(struct ptrace_bts_prep *prep)
+{
+	kvfree(prep->snap);
+	vfree(prep->buf);
+	ptrace_bts_uncharge(prep->ucounts, prep->pages);
+}
+
+/* A tracee stopped at PTRACE_EVENT_EXIT, or later, is on its way out. */
+static bool ptrace_bts_exiting(struct task_struct *child)
+{
+	const int code = SIGTRAP | (PTRACE_EVENT_EXIT << 8);
+	unsigned long irqflags;
+	bool exiting = true;
+
+	/*
+	 * The stop's siginfo, as PTRACE_GETSIGINFO reads it: ->exit_code
+	 * no longer says, wait(2) cleared it.
+	 */
+	if (lock_task_sighand(child, &irqflags)) {
+		exiting = child->last_siginfo &&
+			  child->last_siginfo->si_signo == SIGTRAP &&
+			  child->last_siginfo->si_code == code;
+		unlock_task_sighand(child, &irqflags);
+	}
+	return exiting || (child->flags & PF_EXITING);
+}
+
+static int ptrace_bts_check_config(struct task_struct *child,
+				   struct ptrace_bts *bts,
 				   const struct ptrace_bts_config *cfg)
 {
 	u32 recording = cfg->flags & ~PTRACE_BTS_O_ALLOC;
@@ -385,126 +552,170 @@ static int ptrace_bts_check_config(struct ptrace_bts *bts,
 	} else {
 		if (cfg->size && cfg->size != (bts ? bts->size : 0))
 			return -EINVAL;
-		if (recording && !(bts && bts->buf))
+		if (recording && !bts)
 			return -EINVAL;
 	}
 
 	if ((cfg->flags & PTRACE_BTS_O_TRACE) &&
 	    ds_record_size(DS_BTS) == -EOPNOTSUPP)
 		return -EOPNOTSUPP;
+	/* Nothing starts to record a task that will not run again. */
+	if ((recording & (PTRACE_BTS_O_TRACE | PTRACE_BTS_O_SCHED)) &&
+	    ptrace_bts_exiting(child))
+		return -ESRCH;
 	return 0;
 }
 
-static int ptrace_bts_config(struct task_struct *child, struct ptrace_bts *bts,
-			     const void __user *ucfg, unsigned long usize)
+/* The structure, of a size clone3(2) and openat2(2) would accept. */
+static int ptrace_bts_copy_config(struct ptrace_bts_config *cfg,
+				  const void __user *ucfg, unsigned long usize)
 {
-	struct ds_bts_record *buf = NULL, *snap;
-	struct ptrace_bts_config cfg;
-	unsigned long pages = 0;
-	u32 old_flags, old_signal;
-	size_t nr = 0, count;
+	if (usize < sizeof(*cfg))
+		return -EINVAL;
+	if (usize > PAGE_SIZE)
+		return -E2BIG;
+	return copy_struct_from_user(cfg, sizeof(*cfg), ucfg, usize);
+}
+
+static int ptrace_bts_prepare(struct ptrace_bts *bts,
+			      const struct ptrace_bts_config *cfg,
+			      struct ptrace_bts_prep *prep)
+{
+	struct ucounts *ucounts;
+
+	if (cfg->flags & PTRACE_BTS_O_ALLOC) {
+		prep->nr = cfg->size / sizeof(struct bts_struct);
+		prep->pages = ptrace_bts_pages(prep->nr);
+		ucounts = ptrace_bts_charge(prep->pages);
+		if (IS_ERR(ucounts))
+			return PTR_ERR(ucounts);
+		prep->ucounts = ucounts;
+		prep->buf = __vmalloc(prep->pages << PAGE_SHIFT,
+				      GFP_KERNEL_ACCOUNT);
+		if (!prep->buf)
+			return -ENOMEM;
+	}
+
+	prep->snap = ptrace_bts_snapshot(bts, &prep->count);
+	if (IS_ERR(prep->snap)) {
+		int err = PTR_ERR(prep->snap);
+
+		prep->snap = NULL;
+		return err;
+	}
+	return 0;
+}
+
+/*
+ * Replace the recording of @bts by what @cfg asks, with what @prep holds;
+ * see above.  Afterwards @prep holds what is no longer used.
+ */
+static int ptrace_bts_commit(struct ptrace_bts *bts,
+			     const struct ptrace_bts_config *cfg,
+			     struct ptrace_bts_prep *prep)
+{
+	u32 flags = cfg->flags & ~PTRACE_BTS_O_ALLOC;
+	struct ds_bts_record *old_buf = bts->buf;
+	u32 old_signal = bts->signal;
+	size_t old_nr = bts->nr;
 	int err;
 
-	if (usize < sizeof(cfg) || usize > PAGE_SIZE)
-		return -EINVAL;
-	err = copy_struct_from_user(&cfg, sizeof(cfg), ucfg, usize);
+	ptrace_bts_silence(bts);
+	if (prep->buf)
+		/* A new buffer starts empty. */
+		err = ptrace_bts_start(bts, prep->buf, prep->nr, NULL, 0,
+				       flags, cfg->signal);
+	else
+		err = ptrace_bts_start(bts, old_buf, old_nr, prep->snap,
+				       prep->count, flags, cfg->signal);
 	if (err)
-		return err;
-	err = ptrace_bts_check_config(bts, &cfg);
-	if (err)
-		return err;
+		goto restore;
 
-	if (!bts) {
-		/* Nothing configured and nothing asked for. */
-		if (!cfg.size)
-			return 0;
-		bts = kzalloc(sizeof(*bts), GFP_KERNEL);
-		if (!bts)
-			return -ENOMEM;
-		bts->task = child;
-		bts->owner = get_pid(task_pid(current));
-		child->thread.ptrace_bts = bts;
+	if (prep->buf) {
+		/* The old buffer and its charge go, the new ones stay. */
+		prep->buf = old_buf;
+		swap(bts->ucounts, prep->ucounts);
+		swap(bts->pages, prep->pages);
+		bts->size = cfg->size;
 	}
-
-	if ((cfg.flags & PTRACE_BTS_O_ALLOC) && cfg.size) {
-		nr = cfg.size / sizeof(struct bts_struct);
-		pages = ptrace_bts_pages(nr);
-		err = ptrace_bts_charge(current->mm, pages);
-		if (err)
-			goto out_empty;
-		buf = vmalloc(pages << PAGE_SHIFT);
-		if (!buf) {
-			err = -ENOMEM;
-			goto out_uncharge;
-		}
-	}
-
-	/* Kept for a new configuration of the buffer, or a failed one. */
-	snap = ptrace_bts_snapshot(bts, &count);
-	if (IS_ERR(snap)) {
-		err = PTR_ERR(snap);
-		goto out_free;
-	}
-
-	ptrace_bts_stop(bts);
-	old_flags = bts->flags;
-	old_signal = bts->signal;
-	bts->flags = cfg.flags & ~PTRACE_BTS_O_ALLOC;
-	bts->signal = cfg.signal;
-
-	if (cfg.flags & PTRACE_BTS_O_ALLOC) {
-		struct ds_bts_record *old_buf = bts->buf;
-		size_t old_nr = bts->nr;
-
-		err = ptrace_bts_load(bts, buf, nr, NULL, 0, bts->flags);
-		if (err) {
-			bts->buf = old_buf;
-			bts->nr = old_nr;
-			goto out_restore;
-		}
-		/* The old buffer and its charge go; the new ones stay. */
-		bts->buf = old_buf;
-		ptrace_bts_free_buf(bts);
-		bts->buf = buf;
-		bts->nr = nr;
-		bts->pages = pages;
-		if (buf) {
-			bts->mm = current->mm;
-			mmgrab(bts->mm);
-		}
-		bts->size = cfg.size;
-	} else {
-		err = ptrace_bts_load(bts, bts->buf, bts->nr, snap, count,
-				      bts->flags);
-		if (err)
-			goto out_restore;
-	}
-	kvfree(snap);
-
-	if (!bts->buf)
-		ptrace_bts_free(bts);
+	bts->flags = flags;
 	return 0;
 
-out_restore:
-	bts->flags = old_flags;
-	bts->signal = old_signal;
-	ptrace_bts_stop(bts);
-	if (ptrace_bts_load(bts, bts->buf, bts->nr, snap, count, old_flags)) {
-		/* Say what is true: the records are there, nothing records. */
-		bts->flags &= ~(PTRACE_BTS_O_TRACE | PTRACE_BTS_O_SCHED);
-		ptrace_bts_load(bts, bts->buf, bts->nr, snap, count, 0);
+restore:
+	if (!old_buf) {
+		/* A new trace: ptrace_bts_config() frees it. */
+		bts->buf = NULL;
+		bts->nr = 0;
+		return err;
 	}
-	kvfree(snap);
-out_free:
-	vfree(buf);
-out_uncharge:
-	if (pages)
-		ptrace_bts_uncharge(current->mm, pages);
-out_empty:
-	if (!bts->buf)
-		ptrace_bts_free(bts);
+	if (ptrace_bts_start(bts, old_buf, old_nr, prep->snap, prep->count,
+			     bts->flags, old_signal)) {
+		/* Say what is true: the records are there, nothing records. */
+		bts->flags = 0;
+		bts->signal = 0;
+	}
 	return err;
 }
+
+static int ptrace_bts_config(struct task_struct *child,
+			     const void __user *ucfg, unsigned long usize)
+{
+	struct ptrace_bts *bts = child->thread.ptrace_bts;
+	struct ptrace_bts_prep prep = { };
+	struct ptrace_bts_config cfg;
+	bool fresh = false;
+	int err;
+
+	err = ptrace_bts_copy_config(&cfg, ucfg, usize);
+	if (err)
+		return err;
+	err = ptrace_bts_check_config(child, bts, &cfg);
+	if (err)
+		return err;
+
+	if ((cfg.flags & PTRACE_BTS_O_ALLOC) && !cfg.size) {
+		/* Size 0: everything goes. */
+		if (bts) {
+			WRITE_ONCE(child->thread.ptrace_bts, NULL);
+			ptrace_bts_silence(bts);
+			ptrace_bts_free(bts);
+		}
+		return 0;
+	}
+	/* Nothing configured and nothing asked for. */
+	if (!bts && !(cfg.flags & PTRACE_BTS_O_ALLOC))
+		return 0;
+
+	/*
+	 * A tracer that went away without detaching may have left its
+	 * trace to the reaper: have BTS and its pages back first.
+	 */
+	flush_work(&ptrace_bts_reaper);
+
+	if (!bts) {
+		bts = ptrace_bts_alloc(child);
+		if (!bts)
+			return -ENOMEM;
+		fresh = true;
+	}
+	err = ptrace_bts_prepare(bts, &cfg, &prep);
+	if (!err)
+		err = ptrace_bts_commit(bts, &cfg, &prep);
+	ptrace_bts_discard(&prep);
+
+	if (fresh) {
+		/* A new trace exists once it has a buffer. */
+		if (err)
+			ptrace_bts_free(bts);
+		else
+			WRITE_ONCE(child->thread.ptrace_bts, bts);
+	}
+	return err;
+}
+
+/*
+ * The other requests.
+ */
 
 static int ptrace_bts_status(struct ptrace_bts *bts, void __user *ucfg,
 			     unsigned long usize)
@@ -515,12 +726,19 @@ static int ptrace_bts_status(struct ptrace_bts *bts, void __user *ucfg,
 
 	if (usize < sizeof(cfg))
 		return -EINVAL;
+	if (usize > PAGE_SIZE)
+		return -E2BIG;
 	if (bts) {
 		cfg.size = bts->size;
 		cfg.flags = bts->flags;
 		cfg.signal = bts->signal;
 	}
-	return copy_to_user(ucfg, &cfg, sizeof(cfg)) ? -EFAULT : 0;
+	if (copy_to_user(ucfg, &cfg, sizeof(cfg)))
+		return -EFAULT;
+	/* As copy_struct_to_user(): what this kernel does not know is 0. */
+	if (clear_user(ucfg + sizeof(cfg), usize - sizeof(cfg)))
+		return -EFAULT;
+	return 0;
 }
 
 static int ptrace_bts_get(struct ptrace_bts *bts, void __user *urec,
@@ -597,8 +815,9 @@ static long ptrace_bts_drain(struct ptrace_bts *bts, void __user *urecs,
  * Called by arch_ptrace() and compat_arch_ptrace() after ptrace_check_attach()
  * succeeded: @child is frozen in a ptrace stop until this returns.  32-bit
  * tracers pass the same arguments zero-extended; the structures have one
- * layout for all.  A configuration made by an earlier tracer that did not
- * detach (it exited) is dropped first: a tracer sees only its own trace.
+ * layout for all.  The trace there is, if any, was configured by current
+ * through this very ptrace link: ptrace_bts_unlink() takes a trace away
+ * with the link it was made for.
  *
  * Context: process context, may sleep.
  * Return: as documented for each request in
@@ -612,16 +831,13 @@ long ptrace_bts_request(struct task_struct *child, long request,
 	size_t first, count;
 	long ret;
 
-	ptrace_bts_assert_owner(child);
+	/* Serialization rule 1. */
+	ptrace_bts_assert_frozen(child);
 	bts = child->thread.ptrace_bts;
-	if (bts && bts->owner != task_pid(current)) {
-		ptrace_bts_free(bts);
-		bts = NULL;
-	}
 
 	switch (request) {
 	case PTRACE_BTS_CONFIG:
-		ret = ptrace_bts_config(child, bts, uaddr, data);
+		ret = ptrace_bts_config(child, uaddr, data);
 		break;
 	case PTRACE_BTS_STATUS:
 		ret = ptrace_bts_status(bts, uaddr, data);
@@ -661,19 +877,61 @@ long ptrace_bts_request(struct task_struct *child, long request,
  * @child: the tracee being detached, or the current task exiting
  *
  * Called by ptrace_disable() when the tracer detaches and by exit_thread()
- * when the tracee exits: recording stops, the buffer is freed and its pages
- * are given back to the tracer's RLIMIT_MEMLOCK.  Tasks that were never
- * traced return at once.
+ * when the tracee exits: recording stops, an overflow signal not yet
+ * dequeued is taken back, the buffer is freed and its pages are given back
+ * to the tracer's user.  Tasks that were never traced return at once.
  *
  * Context: process context, may sleep.
  */
 void ptrace_bts_release(struct task_struct *child)
 {
-	struct ptrace_bts *bts = child->thread.ptrace_bts;
+	struct ptrace_bts *bts;
 
-	/* Serialization rule 1: @child is frozen for us or is current. */
-	if (bts)
-		ptrace_bts_free(bts);
+	if (!READ_ONCE(child->thread.ptrace_bts))
+		return;
+	/* Serialization rule 2. */
+	bts = xchg(&child->thread.ptrace_bts, NULL);
+	if (!bts)
+		return;
+	/* A detached tracee gets no signal from its buffer. */
+	ptrace_bts_silence(bts);
+	ptrace_bts_free(bts);
+}
+
+/**
+ * ptrace_bts_unlink() - the ptrace link of a tracee goes away
+ * @child: the tracee
+ *
+ * Called by __ptrace_unlink() on every way a link ends: the tracer
+ * detaches (which has released the trace already, see
+ * ptrace_bts_release()), the tracer exits without detaching
+ * (exit_ptrace()), a dead tracee is released.  The trace was made for this
+ * link and goes with it: from now on it sends no signal, and the reaper
+ * stops the recording and frees the buffer and its charge soon, in process
+ * context.  A later tracer finds nothing; its first PTRACE_BTS_CONFIG
+ * waits for the reaper.
+ *
+ * Context: tasklist_lock held for writing and @child's siglock held;
+ * interrupts disabled.  Does not sleep.
+ */
+void ptrace_bts_unlink(struct task_struct *child)
+{
+	struct ptrace_bts *bts;
+
+	lockdep_assert_held_write(&tasklist_lock);
+	lockdep_assert_held(&child->sighand->siglock);
+
+	if (!READ_ONCE(child->thread.ptrace_bts))
+		return;
+	/* Serialization rule 2. */
+	bts = xchg(&child->thread.ptrace_bts, NULL);
+	if (!bts)
+		return;
+	/* Serialization rule 4. */
+	bts->orphan = true;
+	__ptrace_bts_take_back(bts);
+	if (llist_add(&bts->reap, &ptrace_bts_orphans))
+		schedule_work(&ptrace_bts_reaper);
 }
 
 /**

@@ -12,6 +12,7 @@
 
 #include <assert.h>
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -43,6 +44,7 @@ static_assert(offsetof(struct bts_struct, to) == 16, "record to");
 static_assert(offsetof(struct bts_struct, clock) == 24, "record clock");
 
 #define REC		sizeof(struct bts_struct)
+#define CFG		sizeof(struct ptrace_bts_config)
 #define NOBODY		65534
 #define SLEEPS		5
 
@@ -165,6 +167,28 @@ static void brancher(void)
 	take_branches(&b);
 	if (shared_branches)
 		*shared_branches = b;
+	stop_forever();
+}
+
+static void exiter(void)
+{
+	usleep(2000);
+	_exit(3);
+}
+
+/* Fills a small buffer with SIGUSR1 blocked, then stops, unblocks, stops. */
+static void blocked_overflow(void)
+{
+	sigset_t set;
+	int i;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR1);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	for (i = 0; i < 4 * SLEEPS; i++)
+		usleep(1000);
+	raise(SIGSTOP);
+	sigprocmask(SIG_UNBLOCK, &set, NULL);
 	stop_forever();
 }
 
@@ -400,6 +424,76 @@ TEST(config_errors)
 			 sizeof(big)));
 	EXPECT_EQ(PTRACE_BTS_O_SCHED, status(pid).flags);
 #undef EXPECT_CONFIG_ERR
+	reap(pid);
+}
+
+TEST(status_zeroes_tail)
+{
+	struct {
+		struct ptrace_bts_config cfg;
+		uint8_t tail[48];
+	} big;
+	size_t i, dirty = 0;
+	pid_t pid;
+
+	pid = spawn(sleeper);
+	ASSERT_LT(0, pid);
+	ASSERT_EQ(0, config(pid, PTRACE_BTS_O_ALLOC | PTRACE_BTS_O_SCHED,
+			    64 * REC, 0));
+	/* A newer tracer's larger structure: what this kernel lacks is 0. */
+	memset(&big, 0xa5, sizeof(big));
+	ASSERT_EQ(0, bts(PTRACE_BTS_STATUS, pid, (unsigned long)&big,
+			 sizeof(big)));
+	EXPECT_EQ(64 * REC, big.cfg.size);
+	EXPECT_EQ(PTRACE_BTS_O_SCHED, big.cfg.flags);
+	EXPECT_EQ(REC, big.cfg.bts_size);
+	for (i = 0; i < sizeof(big.tail); i++)
+		dirty += big.tail[i] != 0;
+	EXPECT_EQ(0, dirty);
+	reap(pid);
+}
+
+TEST(structure_sizes)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	struct ptrace_bts_config *cfg;
+	size_t i, dirty = 0;
+	uint8_t *buf;
+	pid_t pid;
+
+	buf = calloc(2, page);
+	ASSERT_TRUE(!!buf);
+	cfg = (struct ptrace_bts_config *)buf;
+	pid = spawn(sleeper);
+	ASSERT_LT(0, pid);
+
+	/* Up to a page, if the bytes beyond the structure are 0. */
+	cfg->size = 64 * REC;
+	cfg->flags = PTRACE_BTS_O_ALLOC | PTRACE_BTS_O_SCHED;
+	EXPECT_EQ(0, bts(PTRACE_BTS_CONFIG, pid, (unsigned long)buf, page));
+	EXPECT_EQ(PTRACE_BTS_O_SCHED, status(pid).flags);
+	cfg->size = 0;
+	cfg->flags = 0;
+	buf[page - 1] = 1;
+	EXPECT_EQ(-1, bts(PTRACE_BTS_CONFIG, pid, (unsigned long)buf, page));
+	EXPECT_EQ(E2BIG, errno);
+	buf[page - 1] = 0;
+	/* No structure is larger than a page: E2BIG, as clone3(2). */
+	EXPECT_EQ(-1, bts(PTRACE_BTS_CONFIG, pid, (unsigned long)buf,
+			  page + 8));
+	EXPECT_EQ(E2BIG, errno);
+	EXPECT_EQ(PTRACE_BTS_O_SCHED, status(pid).flags);
+
+	memset(buf, 0xa5, 2 * page);
+	EXPECT_EQ(-1, bts(PTRACE_BTS_STATUS, pid, (unsigned long)buf,
+			  page + 8));
+	EXPECT_EQ(E2BIG, errno);
+	ASSERT_EQ(0, bts(PTRACE_BTS_STATUS, pid, (unsigned long)buf, page));
+	EXPECT_EQ(64 * REC, cfg->size);
+	for (i = CFG; i < (size_t)page; i++)
+		dirty += buf[i] != 0;
+	EXPECT_EQ(0, dirty);
+	free(buf);
 	reap(pid);
 }
 
@@ -674,6 +768,27 @@ TEST(signal_when_full)
 	reap(pid);
 }
 
+TEST(drain_discards_stale_overflow)
+{
+	struct bts_struct *r;
+	pid_t pid;
+	long n;
+
+	pid = spawn(blocked_overflow);
+	ASSERT_LT(0, pid);
+	ASSERT_EQ(0, config(pid, PTRACE_BTS_O_ALLOC | PTRACE_BTS_O_SCHED |
+				 PTRACE_BTS_O_SIGNAL, 8 * REC, SIGUSR1));
+	/* The buffer filled while SIGUSR1 was blocked: it is pending. */
+	ASSERT_EQ(SIGSTOP, cont(pid, 0));
+	n = drain(pid, &r, 8);
+	EXPECT_EQ(8, n);
+	free(r);
+	/* Drained: unblocking it must not report an overflow any more. */
+	EXPECT_EQ(SIGSTOP, cont(pid, 0));
+	EXPECT_GT(8, bts(PTRACE_BTS_SIZE, pid, 0, 0));
+	reap(pid);
+}
+
 TEST(fork_does_not_inherit)
 {
 	unsigned long msg;
@@ -796,6 +911,189 @@ TEST(next_tracer_starts_afresh)
 	EXPECT_EQ(0, bts(PTRACE_BTS_SIZE, pid, 0, 0));
 	ASSERT_EQ(0, config(pid, PTRACE_BTS_O_ALLOC | PTRACE_BTS_O_SCHED,
 			    64 * REC, 0));
+	reap(pid);
+}
+
+TEST(exit_stop)
+{
+	struct ptrace_bts_config before;
+	pid_t pid;
+	int st;
+
+	pid = spawn(exiter);
+	ASSERT_LT(0, pid);
+	ASSERT_EQ(0, bts(PTRACE_SETOPTIONS, pid, 0,
+			 PTRACE_O_EXITKILL | PTRACE_O_TRACEEXIT));
+	ASSERT_EQ(0, config(pid, PTRACE_BTS_O_ALLOC | PTRACE_BTS_O_SCHED,
+			    64 * REC, 0));
+	ASSERT_EQ(SIGTRAP | (PTRACE_EVENT_EXIT << 8), cont(pid, 0));
+
+	/* Its records can be read on its way out... */
+	EXPECT_LT(0, bts(PTRACE_BTS_SIZE, pid, 0, 0));
+	before = status(pid);
+	EXPECT_EQ(PTRACE_BTS_O_SCHED, before.flags);
+	/* ...but no recording starts: it is exiting. */
+	EXPECT_EQ(-1, config(pid, PTRACE_BTS_O_SCHED | PTRACE_BTS_O_SIGNAL, 0,
+			     SIGUSR1));
+	EXPECT_EQ(ESRCH, errno);
+	EXPECT_EQ(-1, config(pid, PTRACE_BTS_O_ALLOC | PTRACE_BTS_O_SCHED,
+			     32 * REC, 0));
+	EXPECT_EQ(ESRCH, errno);
+	before = status(pid);
+	EXPECT_EQ(PTRACE_BTS_O_SCHED, before.flags);
+	EXPECT_EQ(64 * REC, before.size);
+	/* Stopping and freeing do. */
+	EXPECT_EQ(0, config(pid, 0, 0, 0));
+	EXPECT_EQ(0, config(pid, PTRACE_BTS_O_ALLOC, 0, 0));
+	EXPECT_EQ(0, status(pid).size);
+
+	ASSERT_EQ(0, bts(PTRACE_CONT, pid, 0, 0));
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	EXPECT_TRUE(WIFEXITED(st));
+	EXPECT_EQ(3, WEXITSTATUS(st));
+}
+
+TEST(tracer_exit_stops_tracing)
+{
+	unsigned int flags = PTRACE_BTS_O_ALLOC | PTRACE_BTS_O_SCHED |
+			     PTRACE_BTS_O_SIGNAL;
+	pid_t pid, tracer, ret;
+	int st;
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		busy_sleeper();
+	}
+	if (cpu_has_bts())
+		flags |= PTRACE_BTS_O_TRACE;
+
+	/* A debugger asks for a signal on overflow and crashes. */
+	tracer = fork();
+	ASSERT_LE(0, tracer);
+	if (!tracer) {
+		if (bts(PTRACE_SEIZE, pid, 0, 0) ||
+		    bts(PTRACE_INTERRUPT, pid, 0, 0) ||
+		    waitpid(pid, &st, 0) != pid)
+			_exit(1);
+		if (config(pid, flags, 8 * REC, SIGUSR1) &&
+		    (errno != EBUSY ||
+		     config(pid, flags & ~PTRACE_BTS_O_TRACE, 8 * REC,
+			    SIGUSR1)))
+			_exit(2);
+		/* Gone: the tracee runs on from the trap, untraced. */
+		_exit(0);
+	}
+	ASSERT_EQ(tracer, waitpid(tracer, &st, 0));
+	ASSERT_TRUE(WIFEXITED(st));
+	ASSERT_EQ(0, WEXITSTATUS(st));
+
+	/* Eight records are four sleeps: the buffer would be full by now. */
+	usleep(100000);
+	ret = waitpid(pid, &st, WNOHANG);
+	if (ret == pid && WIFSIGNALED(st))
+		TH_LOG("the untraced tracee was killed by signal %d",
+		       WTERMSIG(st));
+	ASSERT_EQ(0, ret);
+
+	/* And nothing is left for the next tracer. */
+	ASSERT_EQ(0, bts(PTRACE_ATTACH, pid, 0, 0));
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	EXPECT_EQ(0, status(pid).size);
+	EXPECT_EQ(0, bts(PTRACE_BTS_SIZE, pid, 0, 0));
+	reap(pid);
+}
+
+/*
+ * A tracer thread that is not the leader executes a program: it takes the
+ * leader's thread id and keeps its own tracees and their configuration.
+ */
+static void *tracer_thread_execs(void *arg)
+{
+	pid_t pid = *(pid_t *)arg;
+	char num[16];
+	int st;
+
+	if (bts(PTRACE_ATTACH, pid, 0, 0) || waitpid(pid, &st, __WALL) != pid)
+		_exit(10);
+	if (config(pid, PTRACE_BTS_O_ALLOC | PTRACE_BTS_O_SCHED, 64 * REC, 0))
+		_exit(11);
+	snprintf(num, sizeof(num), "%d", pid);
+	execl(self_exe, self_exe, "--bts-expect-size", num, "2048", NULL);
+	_exit(12);
+}
+
+static void busy_child(pid_t *pid)
+{
+	*pid = fork();
+	if (!*pid) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		busy_sleeper();
+	}
+}
+
+TEST(exec_in_tracer_thread)
+{
+	pid_t pid, tracer;
+	pthread_t thread;
+	int st;
+
+	busy_child(&pid);
+	ASSERT_LT(0, pid);
+	tracer = fork();
+	ASSERT_LE(0, tracer);
+	if (!tracer) {
+		if (pthread_create(&thread, NULL, tracer_thread_execs, &pid))
+			_exit(13);
+		pthread_join(thread, NULL);
+		_exit(14);
+	}
+	ASSERT_EQ(tracer, waitpid(tracer, &st, 0));
+	ASSERT_TRUE(WIFEXITED(st));
+	EXPECT_EQ(0, WEXITSTATUS(st));
+	reap(pid);
+}
+
+/*
+ * The leader configures, resumes its tracee and exits alone; a thread
+ * then executes a program, which takes the leader's thread id: it must
+ * find none of the leader's trace.
+ */
+static void *exec_after_leader(void *arg)
+{
+	pid_t pid = *(pid_t *)arg;
+	char num[16];
+
+	snprintf(num, sizeof(num), "%d", pid);
+	execl(self_exe, self_exe, "--bts-expect-empty", num, NULL);
+	_exit(12);
+}
+
+TEST(exec_after_tracer_leader_exit)
+{
+	pid_t pid, tracer;
+	pthread_t thread;
+	int st;
+
+	busy_child(&pid);
+	ASSERT_LT(0, pid);
+	tracer = fork();
+	ASSERT_LE(0, tracer);
+	if (!tracer) {
+		if (bts(PTRACE_ATTACH, pid, 0, 0) || waitpid(pid, &st, 0) != pid)
+			_exit(10);
+		if (config(pid, PTRACE_BTS_O_ALLOC | PTRACE_BTS_O_SCHED,
+			   64 * REC, 0) || bts(PTRACE_CONT, pid, 0, 0))
+			_exit(11);
+		if (pthread_create(&thread, NULL, exec_after_leader, &pid))
+			_exit(13);
+		/* The leader alone. */
+		syscall(SYS_exit, 0);
+	}
+	ASSERT_EQ(tracer, waitpid(tracer, &st, 0));
+	ASSERT_TRUE(WIFEXITED(st));
+	EXPECT_EQ(0, WEXITSTATUS(st));
 	reap(pid);
 }
 
@@ -988,6 +1286,15 @@ static void memlock_body(void)
 			    FITS(2) * REC, 0));
 	CHILD_CHECK(status(pid).size == FITS(2) * REC);
 
+	/* A failed reallocation changes nothing: the recording goes on. */
+	CHILD_CHECK(config(pid, PTRACE_BTS_O_ALLOC | PTRACE_BTS_O_SCHED,
+			   FITS(3) * REC, 0) == -1);
+	CHILD_CHECK(errno == ENOMEM);
+	CHILD_CHECK(status(pid).size == FITS(2) * REC);
+	CHILD_CHECK(status(pid).flags == PTRACE_BTS_O_SCHED);
+	CHILD_CHECK(cont(pid, 0) == SIGSTOP);
+	CHILD_CHECK(bts(PTRACE_BTS_SIZE, pid, 0, 0) > 0);
+
 	/* Freeing gives the pages back. */
 	CHILD_CHECK(!config(pid, PTRACE_BTS_O_ALLOC, 0, 0));
 	CHILD_CHECK(!config(pid, PTRACE_BTS_O_ALLOC, FITS(2) * REC, 0));
@@ -1015,6 +1322,59 @@ static void memlock_body(void)
 TEST(memlock)
 {
 	int ret = run_as_nobody(memlock_body);
+
+	if (ret == -1)
+		SKIP(return, "needs root to become nobody");
+	EXPECT_EQ(0, ret);
+}
+
+static void memlock_per_user_body(void)
+{
+	pid_t a, b, c, other;
+	int st;
+
+	set_memlock(2 * 4096);
+	a = spawn(sleeper);
+	CHILD_CHECK(a > 0);
+	CHILD_CHECK(!config(a, PTRACE_BTS_O_ALLOC, FITS(2) * REC, 0));
+
+	/* Another process of the same user: the user's allowance is used. */
+	other = fork();
+	CHILD_CHECK(other >= 0);
+	if (!other) {
+		b = spawn(sleeper);
+		CHILD_CHECK(b > 0);
+		CHILD_CHECK(config(b, PTRACE_BTS_O_ALLOC, FITS(1) * REC, 0) == -1);
+		CHILD_CHECK(errno == ENOMEM);
+		reap(b);
+		_exit(0);
+	}
+	CHILD_CHECK(waitpid(other, &st, 0) == other && WIFEXITED(st) &&
+		    !WEXITSTATUS(st));
+	CHILD_CHECK(!config(a, PTRACE_BTS_O_ALLOC, 0, 0));
+
+	/* A tracer that dies without detaching gives the pages back. */
+	busy_child(&c);
+	CHILD_CHECK(c > 0);
+	other = fork();
+	CHILD_CHECK(other >= 0);
+	if (!other) {
+		CHILD_CHECK(!bts(PTRACE_ATTACH, c, 0, 0));
+		CHILD_CHECK(waitpid(c, &st, 0) == c);
+		CHILD_CHECK(!config(c, PTRACE_BTS_O_ALLOC | PTRACE_BTS_O_SCHED,
+				    FITS(2) * REC, 0));
+		_exit(0);
+	}
+	CHILD_CHECK(waitpid(other, &st, 0) == other && WIFEXITED(st) &&
+		    !WEXITSTATUS(st));
+	CHILD_CHECK(!config(a, PTRACE_BTS_O_ALLOC, FITS(2) * REC, 0));
+	reap(c);
+	reap(a);
+}
+
+TEST(memlock_per_user)
+{
+	int ret = run_as_nobody(memlock_per_user_body);
 
 	if (ret == -1)
 		SKIP(return, "needs root to become nobody");
@@ -1129,10 +1489,39 @@ static char *sibling(const char *exe)
 	return other;
 }
 
+/* After an exec in a tracer thread: the trace of @pid is still ours. */
+static int expect_size(pid_t pid, unsigned int size)
+{
+	struct ptrace_bts_config cfg = status(pid);
+
+	if (cfg.size == size)
+		return 0;
+	fprintf(stderr, "# after exec: size %u, expected %u\n", cfg.size, size);
+	return 1;
+}
+
+/* After an exec that took a dead tracer's thread id: nothing of its. */
+static int expect_empty(pid_t pid)
+{
+	struct ptrace_bts_config cfg;
+	int st;
+
+	if (bts(PTRACE_ATTACH, pid, 0, 0) || waitpid(pid, &st, 0) != pid)
+		return 2;
+	cfg = status(pid);
+	if (!cfg.size && !cfg.flags && !bts(PTRACE_BTS_SIZE, pid, 0, 0))
+		return 0;
+	fprintf(stderr, "# the dead leader's trace: size %u, flags %#x, %ld records\n",
+		cfg.size, cfg.flags, bts(PTRACE_BTS_SIZE, pid, 0, 0));
+	return 1;
+}
+
 /**
  * main() - the tests, or the program the exec_record tracee executes
  * @argc: argument count
- * @argv: arguments; "--bts-idle" for the exec_record tracee
+ * @argv: arguments; "--bts-idle" for the exec_record tracee,
+ *	"--bts-expect-size PID SIZE" and "--bts-expect-empty PID" for the
+ *	tracers that execute a program
  *
  * Return: the kselftest harness's exit status.
  */
@@ -1141,6 +1530,10 @@ int main(int argc, char **argv)
 	/* The program the exec_record tracee executes. */
 	if (argc == 2 && !strcmp(argv[1], "--bts-idle"))
 		stop_forever();
+	if (argc == 4 && !strcmp(argv[1], "--bts-expect-size"))
+		return expect_size(atoi(argv[2]), strtoul(argv[3], NULL, 0));
+	if (argc == 3 && !strcmp(argv[1], "--bts-expect-empty"))
+		return expect_empty(atoi(argv[2]));
 
 	self_exe = realpath("/proc/self/exe", NULL);
 	if (!self_exe)
