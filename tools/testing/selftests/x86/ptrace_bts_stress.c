@@ -112,7 +112,8 @@ static const char * const check_what[NR_CHECKS] = {
 	[C_COUNTS]	 = "SIZE, GET, DRAIN and CLEAR agree",
 	[C_CHILD_EMPTY]	 = "a new child or thread of a tracee starts with nothing",
 	[C_EXEC_KEEPS]	 = "exec keeps the configuration",
-	[C_TRACER_DEATH] = "a dead tracer's tracee is untraced, not signalled, and a new tracer starts from nothing",
+	[C_TRACER_DEATH] =
+		"a dead tracer's tracee is untraced and not signalled; a new tracer starts anew",
 	[C_SIGNALS]	 = "no task killed by a signal nobody sent",
 	[C_EXCLUSION]	 = "perf's BTS and PTRACE_BTS_O_TRACE exclude each other",
 	[C_BRANCHES]	 = "PTRACE_BTS_O_TRACE records branches",
@@ -145,7 +146,11 @@ static bool opt_hotplug = true;
 static bool opt_verbose;
 
 /* -v: what the tracers see and do, for a replay. */
-#define trace(fmt, ...) do { if (opt_verbose) fprintf(stderr, "w%d op %ld: " fmt "\n", cur_worker, cur_op, ##__VA_ARGS__); } while (0)
+#define trace(fmt, ...) do {						\
+	if (opt_verbose)						\
+		fprintf(stderr, "w%d op %ld: " fmt "\n", cur_worker,	\
+			cur_op, ##__VA_ARGS__);				\
+} while (0)
 static bool has_bts;
 static bool is_root;
 static char *self_exe;
@@ -193,8 +198,9 @@ static void fail(enum check c, const char *fmt, ...)
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	if (__atomic_fetch_add(&sh->fails[c], 1, __ATOMIC_RELAXED) < 5)
-		printf("# FAIL %s: %s (seed %" PRIu64 ", worker %d, op %ld: %s)\n",
-		       check_name[c], msg, opt_seed, cur_worker, cur_op, cur_what);
+		printf("# FAIL %s: %s (seed %llu, worker %d, op %ld: %s)\n",
+		       check_name[c], msg, (unsigned long long)opt_seed,
+		       cur_worker, cur_op, cur_what);
 	if (!sh->first[c][0])
 		snprintf(sh->first[c], sizeof(sh->first[c]),
 			 "%s (worker %d op %ld: %s)", msg, cur_worker, cur_op,
@@ -263,10 +269,11 @@ static int tracee_threads;
 
 static void busy(unsigned int n)
 {
-	volatile unsigned int x = 0;
-	unsigned int i;
+	unsigned int i, x = 0;
 
 	for (i = 0; i < n; i++) {
+		/* Branches the compiler must keep. */
+		asm volatile("" : "+r" (x));
 		if (i & 1)
 			x += i;
 		else
@@ -284,7 +291,7 @@ static void *tracee_thread(void *arg)
 	return NULL;
 }
 
-static __attribute__((noreturn)) void tracee_main(uint64_t seed)
+static __noreturn void tracee_main(uint64_t seed)
 {
 	char arg[32];
 	pthread_t th;
@@ -315,7 +322,8 @@ static __attribute__((noreturn)) void tracee_main(uint64_t seed)
 					pthread_detach(th);
 			}
 		} else if (r < 19) {
-			snprintf(arg, sizeof(arg), "%" PRIu64, rnd());
+			snprintf(arg, sizeof(arg), "%llu",
+				 (unsigned long long)rnd());
 			execl(self_exe, self_exe, "--tracee", arg, (char *)NULL);
 			_exit(97);
 		} else if (r < 21) {
@@ -411,6 +419,16 @@ static struct tracee tr[MAX_TRACEES];
 static int perf_fds[MAX_PERF];
 static bool perf_is_bts[MAX_PERF];
 static bool unprivileged;
+
+/* In a child: perf's events are the worker's, not to outlive it there. */
+static void close_perf(void)
+{
+	int i;
+
+	for (i = 0; i < MAX_PERF; i++)
+		if (perf_fds[i] > 0)
+			close(perf_fds[i]);
+}
 
 static struct tracee *find(pid_t tid)
 {
@@ -680,9 +698,9 @@ static void resume(struct tracee *t)
 		return;
 	if (t->m.flags & (PTRACE_BTS_O_TRACE | PTRACE_BTS_O_SCHED))
 		t->known = -1;
-	trace("%d: resume", t->tid);
+	trace("%d: continue with signal %d", t->tid, t->inject);
 	if (bts(PTRACE_CONT, t->tid, 0, t->inject)) {
-		trace("%d: resume: %s", t->tid, strerror(errno));
+		trace("%d: PTRACE_CONT: %s", t->tid, strerror(errno));
 		/* Killed meanwhile: its exit is still to be reaped. */
 		t->state = T_RUN;
 		return;
@@ -714,6 +732,7 @@ static struct tracee *spawn(void)
 	}
 	if (!pid) {
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		close_perf();
 		close(go[1]);
 		if (read(go[0], &c, 1) != 1)
 			_exit(0);
@@ -746,8 +765,12 @@ static struct tracee *spawn(void)
  * Requests and what the documentation allows them to return.
  */
 /* A bit per errno; EOPNOTSUPP (95) gets bit 62, anything else big 63. */
-#define E(x)	((x) < 62 ? 1ULL << (x) : \
-		 (x) == EOPNOTSUPP ? 1ULL << 62 : 1ULL << 63)
+static uint64_t E(int err)
+{
+	if (err < 62)
+		return 1ULL << err;
+	return err == EOPNOTSUPP ? 1ULL << 62 : 1ULL << 63;
+}
 
 static const char *req_name(long req)
 {
@@ -791,8 +814,8 @@ static bool expect(long req, pid_t tid, long r, int err, uint64_t want,
 			pass(C_ERRNO);
 			return true;
 		}
-		fail(C_ERRNO, "%s on %d (%s) succeeded; expected errno mask %#" PRIx64,
-		     req_name(req), tid, detail, want);
+		fail(C_ERRNO, "%s on %d (%s) succeeded; expected errno mask %#llx",
+		     req_name(req), tid, detail, (unsigned long long)want);
 		return false;
 	}
 	if (!(E(err) & documented(req))) {
@@ -832,10 +855,10 @@ static void check_record(struct tracee *t, const struct bts_struct *b)
 		bad = true;
 	}
 	if (bad) {
-		fail(C_RECORDS, "tracee %d: record {%u, pid %u, from %#" PRIx64
-		     ", to %#" PRIx64 ", clock %" PRIu64 "}", t->tid,
-		     b->qualifier, b->pid, (uint64_t)b->from, (uint64_t)b->to,
-		     (uint64_t)b->clock);
+		fail(C_RECORDS, "tracee %d: record {%u, pid %u, from %#llx, to %#llx, clock %llu}",
+		     t->tid, b->qualifier, b->pid,
+		     (unsigned long long)b->from, (unsigned long long)b->to,
+		     (unsigned long long)b->clock);
 		return;
 	}
 	pass(C_RECORDS);
@@ -874,7 +897,7 @@ static void check_model(struct tracee *t, enum check c, const char *when)
 		pass(c);
 		return;
 	}
-	fail(c, "tracee %d %s: STATUS {size %u, flags %#x, signal %u, bts_size %u}, expected {%u, %#x, %u, %u}",
+	fail(c, "tracee %d %s: STATUS {%u, %#x, %u, %u}, expected {%u, %#x, %u, %u}",
 	     t->tid, when, s.size, s.flags, s.signal, s.bts_size,
 	     t->m.size, t->m.flags, t->m.signal, t->m.bts_size);
 	t->m = s;
@@ -944,6 +967,9 @@ static bool traces_branches(void)
 	return false;
 }
 
+/* Not a signal O_SIGNAL can send; 1 stands for one above 64. */
+static const unsigned int bad_signal[] = { 0, SIGKILL, SIGSTOP, 1 };
+
 /* A random PTRACE_BTS_CONFIG, valid or not, with every check on it. */
 static void op_config(struct tracee *t, bool valid)
 {
@@ -962,21 +988,50 @@ static void op_config(struct tracee *t, bool valid)
 		c.size = chance(50) ? 0 : t->m.size;
 	c.signal = (c.flags & PTRACE_BTS_O_SIGNAL) ? pick_signal() : 0;
 	c.bts_size = chance(50) ? REC : 0;
-	if (c.flags & PTRACE_BTS_O_ALLOC && c.size == 0)
-		c.flags = PTRACE_BTS_O_ALLOC, c.signal = 0;
+	if (c.flags & PTRACE_BTS_O_ALLOC && c.size == 0) {
+		c.flags = PTRACE_BTS_O_ALLOC;
+		c.signal = 0;
+	}
 	if (chance(10))
 		data = CFG + 1 + below(chance(50) ? 64 : 2 * 4096);
 	if (!valid) {
 		switch (below(9)) {
-		case 0: data = below(CFG); break;
-		case 1: data = CFG + 1 + below(4096 + 64); tail_bad = true; break;
-		case 2: c.flags |= 1U << (4 + below(28)); break;
-		case 3: c.flags |= PTRACE_BTS_O_ALLOC; c.size = REC * (1 + below(64)) + 1 + below(REC - 1); break;
-		case 4: c.flags |= PTRACE_BTS_O_ALLOC; c.size = PTRACE_BTS_SIZE_MAX + REC * (1 + below(8)); break;
-		case 5: c.flags |= PTRACE_BTS_O_SIGNAL; c.signal = chance(50) ? (chance(50) ? SIGKILL : SIGSTOP) : (chance(50) ? 0 : 65 + below(1000)); break;
-		case 6: c.flags &= ~PTRACE_BTS_O_SIGNAL; c.signal = 1 + below(31); break;
-		case 7: c.bts_size = 1 + below(64); if (c.bts_size == REC) c.bts_size++; break;
-		case 8: k = pick_buf(100); break;
+		case 0:
+			data = below(CFG);
+			break;
+		case 1:
+			data = CFG + 1 + below(4096 + 64);
+			tail_bad = true;
+			break;
+		case 2:
+			c.flags |= 1U << (4 + below(28));
+			break;
+		case 3:
+			c.flags |= PTRACE_BTS_O_ALLOC;
+			c.size = REC * (1 + below(64)) + 1 + below(REC - 1);
+			break;
+		case 4:
+			c.flags |= PTRACE_BTS_O_ALLOC;
+			c.size = PTRACE_BTS_SIZE_MAX + REC * (1 + below(8));
+			break;
+		case 5:
+			c.flags |= PTRACE_BTS_O_SIGNAL;
+			c.signal = bad_signal[below(ARRAY_SIZE(bad_signal))];
+			if (c.signal == 1)
+				c.signal = 65 + below(1000);
+			break;
+		case 6:
+			c.flags &= ~PTRACE_BTS_O_SIGNAL;
+			c.signal = 1 + below(31);
+			break;
+		case 7:
+			c.bts_size = 1 + below(64);
+			if (c.bts_size == REC)
+				c.bts_size++;
+			break;
+		case 8:
+			k = pick_buf(100);
+			break;
 		}
 	}
 	/* What the documentation says of it. */
@@ -1029,7 +1084,8 @@ static void op_config(struct tracee *t, bool valid)
 	err = errno;
 	if (data > CFG && !want) {
 		if (r < 0 && err == EINVAL)
-			fail(C_CONFIG_TAIL, "CONFIG of %u bytes with a zero tail: EINVAL (%s)", data, detail);
+			fail(C_CONFIG_TAIL, "CONFIG of %u bytes, zero tail: EINVAL (%s)",
+			     data, detail);
 		else
 			pass(C_CONFIG_TAIL);
 	}
@@ -1037,13 +1093,14 @@ static void op_config(struct tracee *t, bool valid)
 		if (r < 0 && err == E2BIG)
 			pass(C_CONFIG_TAIL);
 		else
-			fail(C_CONFIG_TAIL, "CONFIG of %u bytes with a non-zero tail: %s", data, r < 0 ? strerror(err) : "success");
+			fail(C_CONFIG_TAIL, "CONFIG of %u bytes, non-zero tail: %s",
+			     data, r < 0 ? strerror(err) : "success");
 	}
 	expect(PTRACE_BTS_CONFIG, t->tid, r, err, want, may, detail);
 	if (r >= 0 && (c.flags & PTRACE_BTS_O_TRACE)) {
 		__atomic_fetch_add(&sh->trace_configs, 1, __ATOMIC_RELAXED);
 		if (holds_perf_bts())
-			fail(C_EXCLUSION, "O_TRACE configured while this tracer holds a perf BTS event");
+			fail(C_EXCLUSION, "O_TRACE configured beside our perf BTS event");
 		else
 			pass(C_EXCLUSION);
 	}
@@ -1079,6 +1136,7 @@ static void op_config(struct tracee *t, bool valid)
 
 static void op_status(struct tracee *t)
 {
+	struct ptrace_bts_config *got;
 	unsigned int data = CFG;
 	enum buf_kind k = pick_buf(15);
 	uint64_t want = 0;
@@ -1104,13 +1162,11 @@ static void op_status(struct tracee *t)
 	expect(PTRACE_BTS_STATUS, t->tid, r, err, want, 0, "random size/buffer");
 	if (r < 0 || !buf_good(k))
 		return;
-	if (!same_cfg((struct ptrace_bts_config *)p, &t->m))
-		fail(C_STATUS_KEPT, "tracee %d: STATUS of %u bytes {%u, %#x, %u, %u}, expected {%u, %#x, %u, %u}",
-		     t->tid, data, ((struct ptrace_bts_config *)p)->size,
-		     ((struct ptrace_bts_config *)p)->flags,
-		     ((struct ptrace_bts_config *)p)->signal,
-		     ((struct ptrace_bts_config *)p)->bts_size,
-		     t->m.size, t->m.flags, t->m.signal, t->m.bts_size);
+	got = (struct ptrace_bts_config *)p;
+	if (!same_cfg(got, &t->m))
+		fail(C_STATUS_KEPT, "tracee %d: STATUS of %u bytes {%u, %#x, %u, %u}",
+		     t->tid, data, got->size, got->flags, got->signal,
+		     got->bts_size);
 	for (i = CFG; i < data; i++) {
 		if (p[i]) {
 			fail(C_STATUS_TAIL, "STATUS of %u bytes left byte %u as %#x",
@@ -1205,6 +1261,7 @@ static pid_t killer(pid_t tid)
 	pid_t pid = fork();
 
 	if (!pid) {
+		close_perf();
 		usleep(delay);
 		kill(tid, SIGKILL);
 		_exit(0);
@@ -1279,7 +1336,7 @@ static void op_drain(struct tracee *t, bool kill_it)
 		if (have_ends && r == n &&
 		    (memcmp(&newest, &recs[r - 1], REC) ||
 		     memcmp(&oldest, &recs[0], REC)))
-			fail(C_COUNTS, "tracee %d: GET 0 / GET %ld differ from DRAIN's last / first record",
+			fail(C_COUNTS, "tracee %d: GET 0, GET %ld differ from DRAIN's last, first",
 			     t->tid, n - 1);
 	}
 	t->known = 0;
@@ -1297,7 +1354,7 @@ static void op_wrong(struct tracee *t)
 	switch (below(3)) {
 	case 0:
 		/* Unknown request numbers around ours: EIO. */
-		req = bad_reqs[below(sizeof(bad_reqs) / sizeof(bad_reqs[0]))];
+		req = bad_reqs[below(ARRAY_SIZE(bad_reqs))];
 		cur_what = "unknown request";
 		r = bts(req, t->tid, (unsigned long)&c, CFG);
 		if (t->state == T_STOP)
@@ -1395,7 +1452,7 @@ static void op_perf(struct tracee *t)
 	if (fd < 0)
 		return;
 	if (is_bts && traces_branches())
-		fail(C_EXCLUSION, "a perf BTS event opened while a stopped tracee of ours has O_TRACE");
+		fail(C_EXCLUSION, "a perf BTS event opened beside our O_TRACE tracee");
 	else if (is_bts)
 		pass(C_EXCLUSION);
 	perf_fds[slot] = fd;
@@ -1416,7 +1473,6 @@ static void op_tracer_death(void)
 	pid_t sub, tid = 0;
 	char line[256];
 	FILE *f;
-	long n;
 
 	c.size = drain ? REC * (1024 + below(32768)) : REC * (2 + below(16));
 	c.flags = PTRACE_BTS_O_ALLOC | PTRACE_BTS_O_SCHED;
@@ -1439,6 +1495,7 @@ static void op_tracer_death(void)
 		char ch;
 
 		close(p[0]);
+		close_perf();
 		if (pipe(go))
 			_exit(1);
 		t2 = fork();
@@ -1492,7 +1549,7 @@ static void op_tracer_death(void)
 	while (f && fgets(line, sizeof(line), f)) {
 		if (!strncmp(line, "TracerPid:", 10)) {
 			if (atoi(line + 10))
-				fail(C_TRACER_DEATH, "tracee %d still has TracerPid %d after its tracer died",
+				fail(C_TRACER_DEATH, "tracee %d: TracerPid %d, its tracer died",
 				     tid, atoi(line + 10));
 			break;
 		}
@@ -1501,8 +1558,8 @@ static void op_tracer_death(void)
 		fclose(f);
 	if (waitpid(tid, &status, __WALL | WNOHANG) == tid) {
 		if (WIFSIGNALED(status) && WTERMSIG(status) != SIGKILL)
-			fail(C_TRACER_DEATH, "tracee %d was killed by signal %d (flags %#x signal %u) after its tracer died",
-			     tid, WTERMSIG(status), c.flags, c.signal);
+			fail(C_TRACER_DEATH, "tracee %d (%#x, %u) died of %d, its tracer dead",
+			     tid, c.flags, c.signal, WTERMSIG(status));
 		else
 			pass(C_TRACER_DEATH);
 		return;
@@ -1515,10 +1572,10 @@ static void op_tracer_death(void)
 		if (status_of(tid, &s))
 			fail(C_TRACER_DEATH, "STATUS by a new tracer: %s", strerror(errno));
 		else if (s.size || s.flags || s.signal)
-			fail(C_TRACER_DEATH, "a new tracer of %d sees the old configuration {%u, %#x, %u}",
+			fail(C_TRACER_DEATH, "a new tracer of %d sees the old config {%u, %#x, %u}",
 			     tid, s.size, s.flags, s.signal);
-		else if ((n = bts(PTRACE_BTS_SIZE, tid, 0, 0)) != 0)
-			fail(C_TRACER_DEATH, "a new tracer of %d sees %ld records", tid, n);
+		else if (bts(PTRACE_BTS_SIZE, tid, 0, 0))
+			fail(C_TRACER_DEATH, "a new tracer of %d sees records", tid);
 		else
 			pass(C_TRACER_DEATH);
 	} else if (WIFSIGNALED(status) && WTERMSIG(status) != SIGKILL) {
@@ -1602,8 +1659,8 @@ static void sigalrm(int sig)
 	int len;
 
 	len = snprintf(msg, sizeof(msg),
-		       "# HANG: worker %d stuck in op %ld (%s); replay with -s %" PRIu64 "\n",
-		       cur_worker, cur_op, cur_what, opt_seed);
+		       "# HANG: worker %d stuck in op %ld (%s); replay with -s %llu\n",
+		       cur_worker, cur_op, cur_what, (unsigned long long)opt_seed);
 	if (write(1, msg, len) < 0)
 		_exit(3);
 	_exit(3);
@@ -1673,7 +1730,7 @@ static void one_op(void)
 		op_drain(t, false);
 }
 
-static __attribute__((noreturn)) void worker(int w, long ops, uint64_t deadline)
+static __noreturn void worker(int w, long ops, uint64_t deadline)
 {
 	int i;
 
@@ -1710,14 +1767,14 @@ static __attribute__((noreturn)) void worker(int w, long ops, uint64_t deadline)
 }
 
 /* cpu 1 offline and online, until told to stop; leaves it online. */
-static volatile sig_atomic_t hotplug_stop;
+static int hotplug_stop;
 
 static void on_term(int sig)
 {
-	hotplug_stop = 1;
+	__atomic_store_n(&hotplug_stop, 1, __ATOMIC_RELAXED);
 }
 
-static __attribute__((noreturn)) void hotplugger(void)
+static __noreturn void hotplugger(void)
 {
 	const char *path = "/sys/devices/system/cpu/cpu1/online";
 	int err;
@@ -1726,9 +1783,9 @@ static __attribute__((noreturn)) void hotplugger(void)
 	cur_worker = -2;
 	signal(SIGTERM, on_term);
 	prctl(PR_SET_PDEATHSIG, SIGTERM);
-	while (!hotplug_stop) {
+	while (!__atomic_load_n(&hotplug_stop, __ATOMIC_RELAXED)) {
 		usleep(20000 + below(200000));
-		if (hotplug_stop)
+		if (__atomic_load_n(&hotplug_stop, __ATOMIC_RELAXED))
 			break;
 		err = write_file(path, "0");
 		if (err && err != -EBUSY && err != -EAGAIN)
@@ -1784,9 +1841,12 @@ static const char *fi_setup(void)
 	if (!is_root)
 		return "fault injection needs root";
 	if (access(FI_DIR "failslab", F_OK) || access(FI_DIR "fail_page_alloc", F_OK))
-		return "no failslab or fail_page_alloc in debugfs (CONFIG_FAILSLAB, CONFIG_FAIL_PAGE_ALLOC, CONFIG_FAULT_INJECTION_DEBUG_FS)";
+		return "no failslab, fail_page_alloc in debugfs (CONFIG_FAULT_INJECTION_DEBUG_FS)";
 	for (i = 0; i < 2; i++) {
-#define SET(a, v) do { snprintf(attr, sizeof(attr), "%s/" a, both[i]); err |= fi_set(attr, v); } while (0)
+#define SET(a, v) do {						\
+	snprintf(attr, sizeof(attr), "%s/" a, both[i]);			\
+	err |= fi_set(attr, v);						\
+} while (0)
 		SET("task-filter", "Y");
 		SET("probability", "0");
 		SET("interval", "1");
@@ -1875,11 +1935,10 @@ static int fault_phase(int trials, const char **skip)
 			fd = perf_open(&a, t->tid, -1);
 			err = errno;
 			fi_arm(false);
-			if (fd >= 0) {
+			if (fd >= 0)
 				close(fd);
-			} else if (err == ENOMEM) {
+			else if (err == ENOMEM)
 				injected++;
-			}
 			continue;
 		}
 		cur_what = "CONFIG under fault injection";
@@ -1904,7 +1963,7 @@ static int fault_phase(int trials, const char **skip)
 		} else if (err == ENOMEM) {
 			injected++;
 			if (!same_cfg(&before, &after))
-				fail(C_FAULTS, "CONFIG {%u, %#x} failed with ENOMEM and changed STATUS {%u, %#x} to {%u, %#x}",
+				fail(C_FAULTS, "CONFIG {%u, %#x}: ENOMEM, {%u, %#x} -> {%u, %#x}",
 				     c.size, c.flags, before.size, before.flags,
 				     after.size, after.flags);
 			else
@@ -1912,7 +1971,7 @@ static int fault_phase(int trials, const char **skip)
 		} else if (err == EBUSY && (c.flags & PTRACE_BTS_O_TRACE)) {
 			pass(C_FAULTS);
 		} else {
-			fail(C_FAULTS, "CONFIG {%u, %#x} under fault injection: %s (only ENOMEM may come)",
+			fail(C_FAULTS, "CONFIG {%u, %#x} under fault injection: %s, not ENOMEM",
 			     c.size, c.flags, strerror(err));
 		}
 		t->m = after;
@@ -1964,7 +2023,7 @@ static char *kmemleak_objects(void)
 			cap = 2 * cap + strlen(line);
 			out = realloc(out, cap);
 		}
-		strcpy(out + len, line);
+		memcpy(out + len, line, strlen(line) + 1);
 		len += strlen(line);
 	}
 	fclose(f);
@@ -1991,10 +2050,17 @@ static int new_leaks(const char *before, const char *after, char *first, size_t 
 	return leaks;
 }
 
-static void usage(const char *prog)
+static void replay_hint(const char *prog, const char *what)
 {
-	fprintf(stderr, "usage: %s [-s SEED] [-n OPS] [-t SECONDS] [-w WORKERS] [-f FAULT_TRIALS] [-H]\n",
-		prog);
+	ksft_print_msg("%s: %s -s %llu -n %ld -t %d -w %d -f %d%s\n", what,
+		       prog, (unsigned long long)opt_seed, opt_ops, opt_secs,
+		       opt_workers, opt_faults, opt_hotplug ? "" : " -H");
+}
+
+static void print_usage(const char *prog)
+{
+	fprintf(stderr, "usage: %s [-s SEED] [-n OPS] [-t SECONDS] [-w WORKERS]\n"
+		"\t[-f FAULT_TRIALS] [-H] [-v]\n", prog);
 	exit(KSFT_FAIL);
 }
 
@@ -2013,19 +2079,35 @@ int main(int argc, char **argv)
 		tracee_main(strtoull(argv[2], NULL, 0));
 	while ((opt = getopt(argc, argv, "s:n:t:w:f:Hv")) != -1) {
 		switch (opt) {
-		case 's': opt_seed = strtoull(optarg, NULL, 0); seeded = true; break;
-		case 'n': opt_ops = atol(optarg); break;
-		case 't': opt_secs = atoi(optarg); break;
-		case 'w': opt_workers = atoi(optarg); break;
-		case 'f': opt_faults = atoi(optarg); break;
-		case 'H': opt_hotplug = false; break;
-		case 'v': opt_verbose = true; break;
-		default: usage(argv[0]);
+		case 's':
+			opt_seed = strtoull(optarg, NULL, 0);
+			seeded = true;
+			break;
+		case 'n':
+			opt_ops = atol(optarg);
+			break;
+		case 't':
+			opt_secs = atoi(optarg);
+			break;
+		case 'w':
+			opt_workers = atoi(optarg);
+			break;
+		case 'f':
+			opt_faults = atoi(optarg);
+			break;
+		case 'H':
+			opt_hotplug = false;
+			break;
+		case 'v':
+			opt_verbose = true;
+			break;
+		default:
+			print_usage(argv[0]);
 		}
 	}
 	if (opt_workers < 1 || opt_workers > MAX_WORKERS || opt_ops < 0 ||
 	    opt_secs < 1)
-		usage(argv[0]);
+		print_usage(argv[0]);
 	if (!seeded)
 		opt_seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
 
@@ -2034,11 +2116,11 @@ int main(int argc, char **argv)
 	ksft_set_plan(NR_CHECKS);
 	has_bts = cpu_has_bts();
 	is_root = geteuid() == 0;
-	ksft_print_msg("seed %" PRIu64 ", %ld ops, %d s, %d workers, %s, %s; replay: %s -s %" PRIu64 " -n %ld -t %d -w %d -f %d\n",
-		       opt_seed, opt_ops, opt_secs, opt_workers,
-		       has_bts ? "BTS" : "no BTS",
-		       is_root ? "root (odd workers run as nobody)" : "unprivileged",
-		       argv[0], opt_seed, opt_ops, opt_secs, opt_workers, opt_faults);
+	ksft_print_msg("seed %llu, %ld ops, %d s, %d workers, %s, %s\n",
+		       (unsigned long long)opt_seed, opt_ops, opt_secs,
+		       opt_workers, has_bts ? "BTS" : "no BTS",
+		       is_root ? "root (odd workers run as nobody)" : "unprivileged");
+	replay_hint(argv[0], "replay");
 
 	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,
 		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -2090,22 +2172,21 @@ int main(int argc, char **argv)
 		waitpid(hp, &status, 0);
 	}
 	cur_worker = -1;
-	if (opt_faults > 0) {
+	if (opt_faults > 0)
 		fault_phase(opt_faults, &fault_skip);
-	} else {
+	else
 		fault_skip = "fault injection off (-f 0)";
-	}
 	if (!is_root)
 		kml_skip = "kmemleak needs root";
 	else if (!leaks_before)
-		kml_skip = "no /sys/kernel/debug/kmemleak (CONFIG_DEBUG_KMEMLEAK is in the debug kernel only)";
+		kml_skip = "no kmemleak in debugfs (CONFIG_DEBUG_KMEMLEAK: debug kernel only)";
 	else
 		nleaks = new_leaks(leaks_before, kmemleak_objects(),
 				   first_leak, sizeof(first_leak));
 	alarm(0);
 
-	ksft_print_msg("seed %" PRIu64 ": %ld ops by %d workers, %d cpu1 offline/online cycles, %d O_TRACE configs, %d branch records\n",
-		       opt_seed, total, opt_workers, sh->hotplugs,
+	ksft_print_msg("seed %llu: %ld ops, %d workers, cpu1 down/up %d, O_TRACE %d, branches %d\n",
+		       (unsigned long long)opt_seed, total, opt_workers, sh->hotplugs,
 		       sh->trace_configs, sh->branch_records);
 	for (i = 0; i < NR_CHECKS; i++) {
 		const char *skip = NULL;
@@ -2165,8 +2246,6 @@ int main(int argc, char **argv)
 					      check_what[i]);
 	}
 	if (ksft_get_fail_cnt())
-		ksft_print_msg("FAILED: replay with %s -s %" PRIu64 " -n %ld -t %d -w %d -f %d\n",
-			       argv[0], opt_seed, opt_ops, opt_secs, opt_workers,
-			       opt_faults);
+		replay_hint(argv[0], "FAILED: replay with");
 	ksft_finished();
 }
