@@ -1880,6 +1880,7 @@ static int fault_phase(int trials, const char **skip)
 	struct ptrace_bts_config c, before, after;
 	int injected = 0, fails_before = sh->fails[C_FAULTS];
 	struct tracee *t;
+	uint64_t deadline;
 	long r;
 	int err, fd;
 
@@ -1894,7 +1895,9 @@ static int fault_phase(int trials, const char **skip)
 		*skip = "cannot start a tracee";
 		return 0;
 	}
-	for (cur_op = 0; cur_op < trials; cur_op++) {
+	/* Bounded like the stress itself: -t seconds at most. */
+	deadline = now_ms() + opt_secs * 1000ULL;
+	for (cur_op = 0; cur_op < trials && now_ms() < deadline; cur_op++) {
 		alarm(60);
 		if (t->state != T_STOP)
 			break;
