@@ -1605,10 +1605,13 @@ static void op_kill(struct tracee *t)
 
 static void op_detach(struct tracee *t)
 {
+	char who[80];
 	int status;
 	pid_t pid;
 
 	cur_what = "DETACH";
+	snprintf(who, sizeof(who), "tracee detached with flags %#x, signal %u,",
+		 t->m.flags, t->m.signal);
 	if (bts(PTRACE_DETACH, t->tid, 0, t->inject)) {
 		expect(PTRACE_DETACH, t->tid, -1, errno, 0, E(ESRCH), "detach");
 		return;
@@ -1621,7 +1624,7 @@ static void op_detach(struct tracee *t)
 	/* Free now: it must not get an overflow signal of ours. */
 	usleep(below(30000));
 	if (waitpid(t->tid, &status, WNOHANG) == t->tid) {
-		check_death(t->tid, status, "detached tracee");
+		check_death(t->tid, status, who);
 		return;
 	}
 	kill(t->tid, SIGKILL);
@@ -1631,7 +1634,7 @@ static void op_detach(struct tracee *t)
 		if (pid < 0)
 			return;
 		if (pid == t->tid) {
-			check_death(pid, status, "detached tracee");
+			check_death(pid, status, who);
 			return;
 		}
 		handle(pid, status);
