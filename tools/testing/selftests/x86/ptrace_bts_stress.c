@@ -1033,6 +1033,8 @@ static void op_config(struct tracee *t, bool valid)
 			break;
 		}
 	}
+	if (k == B_RDONLY)
+		k = B_NONE;	/* it would read zeros, not this config */
 	/* What the documentation says of it. */
 	alloc = c.flags & PTRACE_BTS_O_ALLOC;
 	newsize = alloc ? c.size : t->m.size;
@@ -1069,8 +1071,6 @@ static void op_config(struct tracee *t, bool valid)
 	if (t->exit_stop && (c.flags & RECORDING))
 		may |= E(ESRCH);
 
-	if (k == B_RDONLY)
-		k = B_NONE;	/* it would read zeros, not this config */
 	p = get_buf(k, data, false);
 	if (buf_good(k) && data) {
 		memset(p, 0, data);
