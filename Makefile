@@ -5,6 +5,7 @@
 #   make check        build, boot, run every test; ends "N passed, N failed, N skipped"
 #   make check DEBUG=1  the same on kernel/configs/x86_debug.config + KASAN
 #   make bench        boot the runs of scripts/guest/benches, print ratios
+#   make stress       boot the runs of scripts/guest/stress: long random runs
 #   make series       export the series with a cover letter to build/series/
 #   make series-check build every prefix of the series
 #
@@ -17,7 +18,7 @@ export DEBUG BASE
 SCRIPTS := scripts
 
 .NOTPARALLEL:
-.PHONY: all run check bench deps tree kernel initramfs host-checks series series-check clean help
+.PHONY: all run check bench stress deps tree kernel initramfs host-checks series series-check clean help
 
 all: help
 
@@ -47,6 +48,9 @@ check: initramfs
 
 bench: initramfs
 	@$(SCRIPTS)/bench.sh
+
+stress: initramfs
+	@$(SCRIPTS)/stress.sh
 
 series: tree
 	@$(SCRIPTS)/series.sh

@@ -2,11 +2,12 @@
 # SPDX-License-Identifier: GPL-2.0
 """Collect the verdicts of one `make check` and print them.
 
-Usage: summary.py LOGDIR [LIMITS]
+Usage: summary.py LOGDIR [LIMITS [MODE]]
 
 Reads results-host.log from LOGDIR and, for each guest run named in
-runs-check (see guest-runs.sh), its results, console and machine
-(results-check[-LABEL].log, console-..., machine-...); LIMITS lists the
+runs-MODE (see guest-runs.sh; MODE check, the default, or stress), its
+results, console and machine (results-MODE[-LABEL].log, console-...,
+machine-...); `make stress` has no host checks.  LIMITS lists the
 cases that fail because of a machine (scripts/emulator-limits).  Prints
 a table per suite, every failure and skip with its reason, and last a
 line "N passed, N failed, N skipped".  Exits 1 on any failure, on a
@@ -64,13 +65,13 @@ def apply_limits(results, limits):
     return out
 
 
-def read_runs(logdir):
-    """The guest runs of this `make check`: (label, tag) in order."""
+def read_runs(logdir, mode):
+    """The guest runs of this `make MODE`: (label, tag) in order."""
     runs = []
-    for line in read(os.path.join(logdir, "runs-check")) or ["main"]:
+    for line in read(os.path.join(logdir, f"runs-{mode}")) or ["main"]:
         if line.strip():
             label = line.split()[0]
-            runs.append((label, "check" if label == "main" else f"check-{label}"))
+            runs.append((label, mode if label == "main" else f"{mode}-{label}"))
     return runs
 
 
@@ -143,13 +144,15 @@ def per_case_table(results, suite):
 def main():
     logdir = sys.argv[1]
     limits_path = sys.argv[2] if len(sys.argv) > 2 else None
+    mode = sys.argv[3] if len(sys.argv) > 3 else "check"
     results = []
-    for line in read(os.path.join(logdir, "results-host.log")) or []:
+    host = os.path.join(logdir, "results-host.log") if mode == "check" else ""
+    for line in read(host) or []:
         m = RESULT.match(line.strip())
         if m:
             results.append(m.groups())
     machines = []
-    for label, tag in read_runs(logdir):
+    for label, tag in read_runs(logdir, mode):
         run, machine = guest_results(logdir, label, tag, limits_path)
         results += run
         machines.append(f"{label}: {machine or 'unknown'}")

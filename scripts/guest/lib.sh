@@ -67,11 +67,14 @@ run_kunit() { # suite
 }
 
 # A kselftest program: TAP on stdout, exit 0 pass, 4 skip, else fail.
-run_kselftest() { # suite program timeout
+run_kselftest() { # suite program timeout [args...]
+	suite=$1 prog=$2 limit=$3
+	shift 3
 	out=/tmp/out.$$
-	echo "### kselftest $1 $2"
-	(cd "$(dirname "$2")" && timeout "$3" "./$(basename "$2")") > "$out" 2>&1
+	echo "### kselftest $suite $prog $*"
+	(cd "$(dirname "$prog")" && timeout "$limit" "./$(basename "$prog")" "$@") > "$out" 2>&1
 	rc=$?
+	set -- "$suite" "$prog" "$limit"
 	cat "$out"
 	name=$(basename "$2")
 	if tap_results "$1" "$out" 0; then
@@ -122,19 +125,21 @@ run_bench() { # name command...
 	rm -f "$out"
 }
 
-# A plan: one line each, "kunit SUITE", "kselftest SUITE PATH TIMEOUT",
-# "ftracetest SUITE FILE TIMEOUT" (mode check) or "bench NAME COMMAND
-# ARGS..." (mode bench).  Lines of the other mode are left out.
+# A plan: one line each, "kunit SUITE", "kselftest SUITE PATH TIMEOUT
+# [ARGS...]", "ftracetest SUITE FILE TIMEOUT" (mode check), "bench NAME
+# COMMAND ARGS..." (mode bench) or "stress SUITE PATH TIMEOUT [ARGS...]"
+# (mode stress, a kselftest run long).  Lines of other modes are left out.
 run_plan() { # plan mode
 	kunit_done=" "
 	while read -r kind a b c; do
 		case $2:$kind in
 		*:|*:'#'*) continue ;;
 		check:kunit) run_kunit "$a"; kunit_done="$kunit_done $a " ;;
-		check:kselftest) run_kselftest "$a" "$b" "$c" ;;
+		check:kselftest|stress:stress) eval "run_kselftest $a $b $c" ;;
 		check:ftracetest) run_ftracetest "$a" "$b" "$c" ;;
 		bench:bench) eval "run_bench $a $b $c" ;;
-		check:bench|bench:kunit|bench:kselftest|bench:ftracetest) ;;
+		check:bench|check:stress|bench:kunit|bench:kselftest|bench:ftracetest|bench:stress) ;;
+		stress:kunit|stress:kselftest|stress:ftracetest|stress:bench) ;;
 		*) result plan FAIL "$kind" "unknown line in plan $1 ($2)" ;;
 		esac
 	done < "$1"
