@@ -121,15 +121,39 @@ struct ds_cpu_half {
 	u64 saved[DS_NR_FIELDS];
 };
 
+/*
+ * What a cpu's halves are doing, for the NMI handler and for cpu hotplug.
+ * Only the cpu itself changes it, with interrupts disabled:
+ *
+ *   DS_CPU_DEAD ---ds_cpu_online()---> DS_CPU_LOADED (nothing loaded yet)
+ *   DS_CPU_LOADED ---reload, switch---> DS_CPU_CHANGING ---> DS_CPU_LOADED
+ *   DS_CPU_LOADED ---ds_cpu_offline()--> DS_CPU_CHANGING ---> DS_CPU_DEAD
+ *
+ * DS_CPU_DEAD: nothing is loaded and nothing loads.  A cpu is dead for the
+ * arbiter from its CPUHP_AP_ONLINE_DYN teardown, while it still schedules
+ * tasks and takes IPIs, until the same state comes up again; so a traced
+ * task switched on a dying cpu, or a reload IPI that races the teardown,
+ * leaves the hardware off and no tracer pointer behind.
+ * DS_CPU_LOADED: ds_cpu_half.loaded and the windows are stable; the NMI
+ * handler may drain the BTS window in place.
+ * DS_CPU_CHANGING: a load or unload is under way; the NMI handler leaves
+ * the windows to the irq_work.
+ */
+enum ds_cpu_state {
+	DS_CPU_DEAD = 0,
+	DS_CPU_LOADED,
+	DS_CPU_CHANGING,
+};
+
 /**
  * struct ds_cpu - the arbiter's state of one cpu
  * @half: per half
- * @reloading: @half is being changed; the NMI handler leaves it alone
+ * @state: an &enum ds_cpu_state
  * @work: drains the windows after an overflow interrupt
  */
 struct ds_cpu {
 	struct ds_cpu_half half[DS_NR_HALVES];
-	bool reloading;
+	enum ds_cpu_state state;
 	struct irq_work work;
 };
 
@@ -149,10 +173,11 @@ static DEFINE_PER_CPU(struct ds_cpu, ds_cpus);
  *    run with interrupts disabled, synchronize_rcu() waits for any that
  *    still looks at an old value.
  * 3. struct ds_cpu, but for @slot and @saved, is used only by its own cpu
- *    with interrupts disabled.  Code that changes what is loaded sets
- *    @reloading around the change (ds_cpu_begin()); the NMI handler, which
- *    can interrupt it, only drains the BTS window in place, and only while
- *    @reloading is clear.
+ *    with interrupts disabled.  Code that changes what is loaded goes
+ *    through DS_CPU_CHANGING (ds_cpu_begin()); the NMI handler, which can
+ *    interrupt it, only drains the BTS window in place, and only in
+ *    DS_CPU_LOADED.  A dead cpu (DS_CPU_DEAD) loads nothing, so a tracer
+ *    whose cpu could not be kicked because it is offline is not loaded.
  * 4. ds_tracer.lock protects a tracer's buffer state; it is the innermost
  *    lock and may be taken in any context, in NMI context only with
  *    raw_spin_trylock().
@@ -404,20 +429,26 @@ static void ds_drain(struct ds_cpu_half *ch, enum ds_half half)
 /*
  * Bracket a change of what this cpu has loaded, so that the NMI handler
  * does not drain a window that is being drained or set up.  The NMI runs
- * on this cpu, so compiler barriers order the flag against the change.
+ * on this cpu: compiler barriers order the state against the change.
+ *
+ * Return: false if the cpu is dead for the arbiter; then nothing is loaded
+ * and nothing may be.
  */
-static void ds_cpu_begin(struct ds_cpu *dc)
+static bool ds_cpu_begin(struct ds_cpu *dc)
 {
 	lockdep_assert_irqs_disabled();
 
-	WRITE_ONCE(dc->reloading, true);
+	if (dc->state == DS_CPU_DEAD)
+		return false;
+	WRITE_ONCE(dc->state, DS_CPU_CHANGING);
 	barrier();
+	return true;
 }
 
-static void ds_cpu_end(struct ds_cpu *dc)
+static void ds_cpu_end(struct ds_cpu *dc, enum ds_cpu_state state)
 {
 	barrier();
-	WRITE_ONCE(dc->reloading, false);
+	WRITE_ONCE(dc->state, state);
 }
 
 static void ds_cpu_unload(struct ds_cpu_half *ch, enum ds_half half)
@@ -495,14 +526,15 @@ static void ds_cpu_reload(struct task_struct *task)
 	struct ds_cpu *dc = this_cpu_ptr(&ds_cpus);
 	int half;
 
-	ds_cpu_begin(dc);
+	if (!ds_cpu_begin(dc))
+		return;
 	for (half = 0; half < DS_NR_HALVES; half++) {
 		ds_cpu_unload(&dc->half[half], half);
 		/* Pairs with the release in ds_reserve(): ds_info is set. */
 		if (smp_load_acquire(&ds_active[half]))
 			ds_cpu_load(&dc->half[half], half, task);
 	}
-	ds_cpu_end(dc);
+	ds_cpu_end(dc, DS_CPU_LOADED);
 }
 
 static void ds_reload_ipi(void *unused)
@@ -512,7 +544,14 @@ static void ds_reload_ipi(void *unused)
 
 static void ds_kick_cpu(int cpu)
 {
-	/* An offline cpu is unloaded and reloads in ds_cpu_online(). */
+	/*
+	 * Order the slot update before the test of cpu_online() in
+	 * smp_call_function_single(); pairs with smp_mb() in ds_cpu_online().
+	 * An offline cpu is dead for the arbiter (ds_cpu_offline() ran before
+	 * it left the online mask) and reads the slot in ds_cpu_online(); so
+	 * the -ENXIO of an offline cpu is no error.
+	 */
+	smp_mb();
 	smp_call_function_single(cpu, ds_reload_ipi, NULL, 1);
 }
 
@@ -566,7 +605,7 @@ static bool ds_drain_bts_nmi(struct ds_cpu *dc)
 	struct ds_cpu_half *ch = &dc->half[DS_BTS];
 	int i, locked;
 
-	if (READ_ONCE(dc->reloading))
+	if (READ_ONCE(dc->state) != DS_CPU_LOADED)
 		return false;
 
 	for (locked = 0; locked < DS_NR_LOADED; locked++) {
@@ -1324,24 +1363,28 @@ static void ds_switch_record(struct task_struct *task,
 void ds_switch_to(struct task_struct *prev, struct task_struct *next)
 {
 	struct ds_cpu *dc = this_cpu_ptr(&ds_cpus);
+	bool live;
 	int half;
 
-	ds_cpu_begin(dc);
+	/* On a dying cpu only the switch records are written. */
+	live = ds_cpu_begin(dc);
 	for (half = 0; half < DS_NR_HALVES; half++) {
 		struct ds_cpu_half *ch = &dc->half[half];
 
 		/* @prev's branches go into its buffer before the record. */
-		ds_cpu_unload(ch, half);
+		if (live)
+			ds_cpu_unload(ch, half);
 		if (half == DS_BTS)
 			ds_switch_record(prev, DS_BTS_TASK_DEPARTS);
 
 		/* Pairs with the release in ds_reserve(): ds_info is set. */
-		if (smp_load_acquire(&ds_active[half]))
+		if (live && smp_load_acquire(&ds_active[half]))
 			ds_cpu_load(ch, half, next);
 		if (half == DS_BTS)
 			ds_switch_record(next, DS_BTS_TASK_ARRIVES);
 	}
-	ds_cpu_end(dc);
+	if (live)
+		ds_cpu_end(dc, DS_CPU_LOADED);
 }
 
 /**
@@ -1505,9 +1548,25 @@ unsigned int ds_nr_users(enum ds_half half)
  * Setup.
  */
 
+/*
+ * The arbiter's cpu hotplug state, CPUHP_AP_ONLINE_DYN: both callbacks run
+ * on @cpu.  Below it the cpu is dead for the arbiter (DS_CPU_DEAD) though
+ * it may still run tasks: ds_switch_to() and the reload IPI leave it
+ * unloaded.
+ */
 static int ds_cpu_online(unsigned int cpu)
 {
+	struct ds_cpu *dc = this_cpu_ptr(&ds_cpus);
+
+	/*
+	 * A writer whose kick found this cpu offline (-ENXIO) changed the
+	 * slot before; read the slots after coming online.  Pairs with
+	 * smp_mb() in ds_kick_cpu().
+	 */
+	smp_mb();
 	local_irq_disable();
+	/* Nothing is loaded yet, which is a stable state. */
+	WRITE_ONCE(dc->state, DS_CPU_LOADED);
 	ds_cpu_reload(current);
 	local_irq_enable();
 	return 0;
@@ -1519,10 +1578,11 @@ static int ds_cpu_offline(unsigned int cpu)
 	int half;
 
 	local_irq_disable();
-	ds_cpu_begin(dc);
-	for (half = 0; half < DS_NR_HALVES; half++)
-		ds_cpu_unload(&dc->half[half], half);
-	ds_cpu_end(dc);
+	if (ds_cpu_begin(dc)) {
+		for (half = 0; half < DS_NR_HALVES; half++)
+			ds_cpu_unload(&dc->half[half], half);
+		ds_cpu_end(dc, DS_CPU_DEAD);
+	}
 	local_irq_enable();
 	return 0;
 }
@@ -1535,8 +1595,9 @@ static int __init ds_init(void)
 		per_cpu_ptr(&ds_cpus, cpu)->work =
 			IRQ_WORK_INIT_HARD(ds_overflow_irq_work);
 
-	err = cpuhp_setup_state_nocalls(CPUHP_AP_ONLINE_DYN, "x86/ds:online",
-					ds_cpu_online, ds_cpu_offline);
+	/* Every cpu starts dead; this brings the online ones up. */
+	err = cpuhp_setup_state(CPUHP_AP_ONLINE_DYN, "x86/ds:online",
+				ds_cpu_online, ds_cpu_offline);
 	if (err < 0)
 		return err;
 

@@ -12,6 +12,7 @@
 #include <kunit/test.h>
 
 #include <linux/completion.h>
+#include <linux/cpu.h>
 #include <linux/cpumask.h>
 #include <linux/delay.h>
 #include <linux/initrd.h>
@@ -1312,6 +1313,128 @@ static void test_pebs(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, rec[2], 22);
 }
 
+/*
+ * CPU hotplug.
+ */
+
+struct hotplug_check {
+	struct completion started;
+	int victim;
+};
+
+/*
+ * A traced task that stays on the victim cpu through its teardown: with
+ * migration disabled the scheduler lets it run there until
+ * CPUHP_AP_SCHED_WAIT_EMPTY, below the arbiter's CPUHP_AP_ONLINE_DYN
+ * callback, and each of its sleeps switches it out and in.
+ */
+static int hotplug_thread(void *arg)
+{
+	struct hotplug_check *hc = arg;
+	int i;
+
+	migrate_disable();
+	/* Free to go anywhere once migration is enabled again. */
+	set_cpus_allowed_ptr(current, cpu_possible_mask);
+	complete(&hc->started);
+	while (cpu_active(hc->victim) && !kthread_should_stop())
+		schedule_timeout_uninterruptible(1);
+	/* The victim's hotplug thread runs the teardown callbacks now. */
+	for (i = 0; i < 200 && !kthread_should_stop(); i++)
+		schedule_timeout_uninterruptible(1);
+	migrate_enable();
+	while (!kthread_should_stop())
+		schedule_timeout_uninterruptible(1);
+	return 0;
+}
+
+/* Put a record into the window of @cpu as the hardware would. */
+static void model_store_offline(int cpu, u64 ip)
+{
+	u64 *f = ds_area_fields(model[cpu].ds, DS_BTS);
+	struct ds_bts_record *rec;
+
+	if (f[DS_F_INDEX] < f[DS_F_BASE] ||
+	    f[DS_F_INDEX] + DS_BTS_RECORD_SIZE > f[DS_F_MAX])
+		return;
+	rec = (struct ds_bts_record *)(unsigned long)f[DS_F_INDEX];
+	rec->from = ip;
+	rec->to = ip + 0x1000;
+	f[DS_F_INDEX] += DS_BTS_RECORD_SIZE;
+}
+
+/*
+ * A cpu tracer and a traced task on a cpu that goes offline and online:
+ * nothing may stay loaded across the cpu's death, nor be drained into a
+ * tracer released while the cpu was offline.
+ */
+static void test_cpu_hotplug(struct kunit *test)
+{
+	struct ds_config tcfg = config(test, DS_BTS, 16, DS_TRACE_USER);
+	struct x86_ds_ctx *ctx = ctx_of(test);
+	struct hotplug_check hc;
+	struct ds_tracer *ct, *tt;
+	struct ds_config ccfg;
+	struct task_struct *k;
+	int victim, round;
+	u64 *released;
+
+	victim = cpumask_next(0, cpu_online_mask);
+	if (victim >= nr_cpu_ids || !cpu_is_hotpluggable(victim))
+		kunit_skip(test, "no second cpu that can go offline");
+	/* Watch from cpu 0, which stays. */
+	if (ctx->cpu == victim) {
+		ctx->cpu = 0;
+		set_cpus_allowed_ptr(current, cpumask_of(0));
+	}
+
+	for (round = 0; round < 3; round++) {
+		ccfg = config(test, DS_BTS, 16,
+			      DS_TRACE_USER | DS_TRACE_KERNEL);
+		ct = request_ok(test, DS_BTS, NULL, victim, &ccfg);
+		KUNIT_ASSERT_NE(test, model[victim].ctl[DS_BTS], 0);
+
+		init_completion(&hc.started);
+		hc.victim = victim;
+		k = kthread_create(hotplug_thread, &hc, "x86_ds_hotplug");
+		KUNIT_ASSERT_FALSE(test, IS_ERR(k));
+		get_task_struct(k);
+		set_cpus_allowed_ptr(k, cpumask_of(victim));
+		tt = request_ok(test, DS_BTS, k, -1, &tcfg);
+		wake_up_process(k);
+		wait_for_completion(&hc.started);
+
+		KUNIT_ASSERT_EQ(test, remove_cpu(victim), 0);
+		/* Dead with BTS on: the next owner of the cpu inherits it. */
+		KUNIT_EXPECT_EQ_MSG(test, model[victim].ctl[DS_BTS], 0,
+				    "round %d", round);
+
+		/*
+		 * Released while the cpu is offline; a record the hardware
+		 * left in the window must not reach it on the way up.
+		 */
+		released = ccfg.base;
+		release(test, ct);
+		model_store_offline(victim, KERNEL_IP(round));
+		/* Requested while offline: loaded when the cpu comes up. */
+		ccfg = config(test, DS_BTS, 16, DS_TRACE_KERNEL);
+		ct = request_ok(test, DS_BTS, NULL, victim, &ccfg);
+		KUNIT_EXPECT_EQ(test, model[victim].ctl[DS_BTS], 0);
+
+		KUNIT_ASSERT_EQ(test, add_cpu(victim), 0);
+		KUNIT_EXPECT_EQ_MSG(test, released[0], 0,
+				    "round %d: drained into a released tracer",
+				    round);
+		KUNIT_EXPECT_EQ(test, model[victim].ctl[DS_BTS],
+				DS_CTL_ON | DS_CTL_INT | DS_CTL_KERNEL);
+
+		kthread_stop_put(k);
+		release(test, tt);
+		release(test, ct);
+		KUNIT_EXPECT_EQ(test, model[victim].ctl[DS_BTS], 0);
+	}
+}
+
 static struct kunit_case x86_ds_test_cases[] = {
 	KUNIT_CASE(test_real_hardware_absent),
 	KUNIT_CASE(test_real_hardware_kernel),
@@ -1335,6 +1458,7 @@ static struct kunit_case x86_ds_test_cases[] = {
 	KUNIT_CASE(test_exec),
 	KUNIT_CASE(test_fork),
 	KUNIT_CASE(test_pebs),
+	KUNIT_CASE(test_cpu_hotplug),
 	{}
 };
 
