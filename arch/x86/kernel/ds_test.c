@@ -28,6 +28,8 @@
 #include <asm/ds.h>
 #include <asm/intel_ds.h>
 
+/* x86_add_exclusive(), to stand for an LBR or PT user of perf. */
+#include "../events/perf_event.h"
 #include "ds_hw.h"
 
 #define MODEL_PEBS_RSZ		48
@@ -623,6 +625,59 @@ static void test_real_hardware_perf(struct kunit *test)
 	t = request(test, DS_BTS, current, -1, &cfg);
 	KUNIT_EXPECT_EQ(test, PTR_ERR_OR_ZERO(t), -EBUSY);
 	perf_event_release_kernel(event);
+}
+
+/* perf's claim of an LBR, BTS or PT slot @what fails; undone if not. */
+static void exclusive_busy(struct kunit *test, unsigned int what)
+{
+	int err = x86_add_exclusive(what);
+
+	KUNIT_EXPECT_EQ_MSG(test, err, -EBUSY, "exclusive %u", what);
+	if (!err)
+		x86_del_exclusive(what);
+}
+
+/*
+ * BTS, LBR and PT do not work together (perf makes their users exclusive
+ * with x86_add_exclusive()): while perf has PT or LBR users, ds.c gets no
+ * BTS, and while ds.c has BTS tracers, perf gets no PT or LBR user.
+ */
+static void test_real_hardware_exclusive(struct kunit *test)
+{
+	struct ds_config cfg = {
+		.base	= buffer(test),
+		.size	= rounddown(PAGE_SIZE, DS_BTS_RECORD_SIZE),
+		.flags	= DS_TRACE_USER,
+	};
+	struct ds_tracer *t;
+	unsigned int what;
+
+	if (!real_has_bts())
+		kunit_skip(test, "this cpu has no BTS");
+	KUNIT_ASSERT_EQ(test, ds_set_hw_ops(NULL), 0);
+
+	for (what = x86_lbr_exclusive_lbr; what < x86_lbr_exclusive_max;
+	     what++) {
+		if (what == x86_lbr_exclusive_bts)
+			continue;
+		KUNIT_ASSERT_EQ(test, x86_add_exclusive(what), 0);
+		t = request(test, DS_BTS, current, -1, &cfg);
+		KUNIT_EXPECT_EQ_MSG(test, PTR_ERR_OR_ZERO(t), -EBUSY,
+				    "exclusive %u", what);
+		if (!IS_ERR(t))
+			release(test, t);
+		x86_del_exclusive(what);
+		KUNIT_EXPECT_FALSE(test, test_thread_flag(TIF_DS));
+	}
+
+	t = request_ok(test, DS_BTS, current, -1, &cfg);
+	exclusive_busy(test, x86_lbr_exclusive_lbr);
+	exclusive_busy(test, x86_lbr_exclusive_pt);
+	release(test, t);
+
+	/* Given back with the last tracer. */
+	KUNIT_EXPECT_EQ(test, x86_add_exclusive(x86_lbr_exclusive_pt), 0);
+	x86_del_exclusive(x86_lbr_exclusive_pt);
 }
 
 static void test_request_release(struct kunit *test)
@@ -1439,6 +1494,7 @@ static struct kunit_case x86_ds_test_cases[] = {
 	KUNIT_CASE(test_real_hardware_absent),
 	KUNIT_CASE(test_real_hardware_kernel),
 	KUNIT_CASE(test_real_hardware_perf),
+	KUNIT_CASE(test_real_hardware_exclusive),
 	KUNIT_CASE(test_no_hardware),
 	KUNIT_CASE(test_request_release),
 	KUNIT_CASE(test_invalid),
