@@ -38,6 +38,7 @@
 #include <linux/sched.h>
 #include <linux/sched/clock.h>
 #include <linux/sched/task.h>
+#include <linux/sizes.h>
 #include <linux/slab.h>
 #include <linux/smp.h>
 #include <linux/spinlock.h>
@@ -69,8 +70,10 @@
  * @rsz: the size of one record
  * @nr: the number of records in @base
  * @threshold: the index at which @overflow is called
- * @lock: protects @index, @lost, @armed and @pebs_reset
+ * @lock: protects @index, @used, @lost, @armed and @pebs_reset
  * @index: where the next record goes, in records
+ * @used: the records written since the request or the last ds_clear():
+ *	the highest @index reached (@nr once wrapped); what ds_clear() zeroes
  * @lost: records dropped because the linear buffer was full
  * @armed: @overflow is to be called when @index reaches @threshold
  * @pebs_reset: the PEBS counter reset values
@@ -92,6 +95,7 @@ struct ds_tracer {
 	size_t threshold;
 	raw_spinlock_t lock;
 	size_t index;
+	size_t used;
 	u64 lost;
 	bool armed;
 	u64 pebs_reset[DS_PEBS_NR_RESET];
@@ -298,6 +302,18 @@ u64 *ds_area_fields(struct debug_store *ds, enum ds_half half)
  * Tracer buffers.
  */
 
+/*
+ * The most ds_write() copies and ds_clear() zeroes with interrupts off at
+ * a time: a buffer may be megabytes, and callers include an unprivileged
+ * ptrace loop.  A window drain copies at most the window.
+ */
+#define DS_IRQOFF_BYTES		SZ_8K
+
+static size_t ds_irqoff_records(const struct ds_tracer *t)
+{
+	return max_t(size_t, DS_IRQOFF_BYTES / t->rsz, 1);
+}
+
 /* Whether a record is of kernel mode, by the address that was executing. */
 static bool ds_record_is_kernel(enum ds_half half, const u8 *rec)
 {
@@ -319,6 +335,7 @@ static bool __ds_store(struct ds_tracer *t, const void *rec)
 
 	memcpy(t->base + t->index * t->rsz, rec, t->rsz);
 	t->index++;
+	t->used = max(t->used, t->index);
 
 	if (t->overflow) {
 		if (t->armed && t->index >= t->threshold) {
@@ -1203,47 +1220,47 @@ EXPORT_SYMBOL_GPL(ds_access);
  *
  * The records are stored as if traced: a circular buffer wraps, a linear
  * buffer calls the overflow callback at its threshold and drops records
- * once full.  A record the hardware traced meanwhile may come before or
- * after them.
+ * once full.  A record the hardware traced meanwhile may come before,
+ * after or among them: they are stored a few kilobytes at a time, with
+ * interrupts enabled in between.
  *
  * Context: any.
  * Return: the number of bytes stored, or -EINVAL for a bad argument.
  */
 int ds_write(struct ds_tracer *tracer, const void *record, size_t size)
 {
+	const u8 *rec = record, *end;
 	unsigned long irqflags;
-	const u8 *rec = record;
 	int written = 0;
+	size_t step;
 
 	if (IS_ERR_OR_NULL(tracer) || !record || !size || size > INT_MAX ||
 	    size % tracer->rsz)
 		return -EINVAL;
 
-	raw_spin_lock_irqsave(&tracer->lock, irqflags);
-	for (; size; size -= tracer->rsz, rec += tracer->rsz) {
-		if (__ds_store(tracer, rec))
-			written += tracer->rsz;
+	/* A step at a time, interrupts on in between: see DS_IRQOFF_BYTES. */
+	step = ds_irqoff_records(tracer) * tracer->rsz;
+	while (size) {
+		end = rec + min(size, step);
+		size -= end - rec;
+		raw_spin_lock_irqsave(&tracer->lock, irqflags);
+		for (; rec < end; rec += tracer->rsz) {
+			if (__ds_store(tracer, rec))
+				written += tracer->rsz;
+		}
+		raw_spin_unlock_irqrestore(&tracer->lock, irqflags);
 	}
-	raw_spin_unlock_irqrestore(&tracer->lock, irqflags);
 	return written;
 }
 EXPORT_SYMBOL_GPL(ds_write);
 
-static int ds_reset_or_clear(struct ds_tracer *t, bool clear)
+static void __ds_reset(struct ds_tracer *t)
 {
-	unsigned long irqflags;
+	lockdep_assert_held(&t->lock);
 
-	if (IS_ERR_OR_NULL(t))
-		return -EINVAL;
-
-	raw_spin_lock_irqsave(&t->lock, irqflags);
-	if (clear)
-		memset(t->base, 0, t->nr * t->rsz);
 	t->index = 0;
 	t->lost = 0;
 	t->armed = !!t->overflow;
-	raw_spin_unlock_irqrestore(&t->lock, irqflags);
-	return 0;
 }
 
 /**
@@ -1258,22 +1275,57 @@ static int ds_reset_or_clear(struct ds_tracer *t, bool clear)
  */
 int ds_reset(struct ds_tracer *tracer)
 {
-	return ds_reset_or_clear(tracer, false);
+	unsigned long irqflags;
+
+	if (IS_ERR_OR_NULL(tracer))
+		return -EINVAL;
+
+	raw_spin_lock_irqsave(&tracer->lock, irqflags);
+	__ds_reset(tracer);
+	raw_spin_unlock_irqrestore(&tracer->lock, irqflags);
+	return 0;
 }
 EXPORT_SYMBOL_GPL(ds_reset);
 
 /**
- * ds_clear() - zero the buffer and start over
+ * ds_clear() - zero the records and start over
  * @tracer: the tracer
  *
- * Like ds_reset(), and the buffer is zeroed.
+ * Like ds_reset(), and the records written since the request or the last
+ * ds_clear() are zeroed; what the buffer held before the request stays.
+ * The zeroing is done a few kilobytes at a time with interrupts enabled in
+ * between, so its cost follows what was written, not the buffer's size;
+ * records stored meanwhile are kept.
  *
  * Context: any.
  * Return: 0, or -EINVAL if @tracer is not a tracer.
  */
 int ds_clear(struct ds_tracer *tracer)
 {
-	return ds_reset_or_clear(tracer, true);
+	size_t pos, from, to, end, step;
+	unsigned long irqflags;
+
+	if (IS_ERR_OR_NULL(tracer))
+		return -EINVAL;
+
+	raw_spin_lock_irqsave(&tracer->lock, irqflags);
+	end = tracer->used;
+	tracer->used = 0;
+	__ds_reset(tracer);
+	raw_spin_unlock_irqrestore(&tracer->lock, irqflags);
+
+	step = ds_irqoff_records(tracer);
+	for (pos = 0; pos < end; pos += step) {
+		raw_spin_lock_irqsave(&tracer->lock, irqflags);
+		/* Below @used are records stored since: keep them. */
+		from = max(pos, tracer->used);
+		to = min(pos + step, end);
+		if (from < to)
+			memset(tracer->base + from * tracer->rsz, 0,
+			       (to - from) * tracer->rsz);
+		raw_spin_unlock_irqrestore(&tracer->lock, irqflags);
+	}
+	return 0;
 }
 EXPORT_SYMBOL_GPL(ds_clear);
 

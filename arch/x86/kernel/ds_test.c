@@ -21,6 +21,7 @@
 #include <linux/perf_event.h>
 #include <linux/sched.h>
 #include <linux/sched/task.h>
+#include <linux/sizes.h>
 #include <linux/slab.h>
 #include <linux/umh.h>
 #include <linux/vmalloc.h>
@@ -1065,6 +1066,94 @@ static void test_write_reset_clear(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, bts(test, t, 0)->flags, 0);
 }
 
+#define CLEAR_POISON	0xa5
+
+/* Whether the @n bytes at @p are all @c. */
+static bool all_bytes(const void *p, int c, size_t n)
+{
+	const u8 *b = p;
+
+	while (n--) {
+		if (*b++ != c)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * ds_clear() zeroes what was written since the request or the last clear,
+ * and no more: a clear of a big buffer that holds a few records costs a
+ * few records, and none of it a whole buffer with interrupts off.
+ */
+static void test_clear_used(struct kunit *test)
+{
+	struct ds_config cfg = config(test, DS_BTS, 64, DS_TRACE_USER);
+	struct ds_bts_record in[3] = {
+		{ .from = USER_IP(1), .to = USER_IP(2) },
+		{ .from = USER_IP(3), .to = USER_IP(4) },
+		{ .from = USER_IP(5), .to = USER_IP(6) },
+	};
+	const size_t rsz = DS_BTS_RECORD_SIZE;
+	struct ds_tracer *t;
+	u8 *base = cfg.base;
+	int i;
+
+	memset(base, CLEAR_POISON, cfg.size);
+	t = request_ok(test, DS_BTS, current, -1, &cfg);
+	KUNIT_EXPECT_EQ(test, ds_write(t, in, 2 * rsz), 2 * rsz);
+	KUNIT_EXPECT_EQ(test, ds_clear(t), 0);
+	KUNIT_EXPECT_TRUE(test, all_bytes(base, 0, 2 * rsz));
+	KUNIT_EXPECT_TRUE_MSG(test, all_bytes(base + 2 * rsz, CLEAR_POISON,
+					      cfg.size - 2 * rsz),
+			      "ds_clear() zeroed records never written");
+
+	/* A reset keeps what was written for the next clear. */
+	KUNIT_EXPECT_EQ(test, ds_write(t, in, 3 * rsz), 3 * rsz);
+	KUNIT_EXPECT_EQ(test, ds_reset(t), 0);
+	KUNIT_EXPECT_EQ(test, ds_write(t, in, rsz), rsz);
+	KUNIT_EXPECT_EQ(test, ds_clear(t), 0);
+	KUNIT_EXPECT_TRUE(test, all_bytes(base, 0, 3 * rsz));
+	KUNIT_EXPECT_TRUE(test, all_bytes(base + 3 * rsz, CLEAR_POISON, rsz));
+
+	/* Once wrapped, everything was written. */
+	for (i = 0; i < 64 / 3 + 1; i++)
+		KUNIT_EXPECT_EQ(test, ds_write(t, in, sizeof(in)), sizeof(in));
+	KUNIT_EXPECT_EQ(test, ds_clear(t), 0);
+	KUNIT_EXPECT_TRUE(test, all_bytes(base, 0, cfg.size));
+	KUNIT_EXPECT_EQ(test, index_of(test, t), 0);
+}
+
+/* A clear of a big buffer, done in steps, clears all of it. */
+static void test_clear_big(struct kunit *test)
+{
+	const size_t nr = SZ_4M / DS_BTS_RECORD_SIZE;
+	struct ds_bts_record *in;
+	struct ds_config cfg = {
+		.size	= nr * DS_BTS_RECORD_SIZE,
+		.flags	= DS_TRACE_USER,
+	};
+	struct ds_tracer *t;
+	size_t i, chunk = PAGE_SIZE / DS_BTS_RECORD_SIZE;
+
+	in = kunit_kzalloc(test, chunk * DS_BTS_RECORD_SIZE, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, in);
+	for (i = 0; i < chunk; i++)
+		in[i].from = USER_IP(i);
+	cfg.base = vzalloc(SZ_4M);
+	KUNIT_ASSERT_NOT_NULL(test, cfg.base);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, real_vfree,
+							cfg.base), 0);
+
+	t = request_ok(test, DS_BTS, current, -1, &cfg);
+	for (i = 0; i + chunk <= nr; i += chunk)
+		KUNIT_ASSERT_EQ(test, ds_write(t, in, sizeof(*in) * chunk),
+				sizeof(*in) * chunk);
+	KUNIT_EXPECT_EQ(test, index_of(test, t), i);
+	KUNIT_EXPECT_EQ(test, ds_clear(t), 0);
+	KUNIT_EXPECT_TRUE(test, all_bytes(cfg.base, 0, cfg.size));
+	release(test, t);
+}
+
 static void test_suspend_resume(struct kunit *test)
 {
 	struct ds_config cfg = config(test, DS_BTS, 8, DS_TRACE_USER);
@@ -1506,6 +1595,8 @@ static struct kunit_case x86_ds_test_cases[] = {
 	KUNIT_CASE(test_overflow_callback),
 	KUNIT_CASE(test_window_interrupt),
 	KUNIT_CASE(test_write_reset_clear),
+	KUNIT_CASE(test_clear_used),
+	KUNIT_CASE(test_clear_big),
 	KUNIT_CASE(test_suspend_resume),
 	KUNIT_CASE(test_timestamps),
 	KUNIT_CASE(test_timestamps_only),
