@@ -166,10 +166,13 @@ static DEFINE_PER_CPU(struct ds_cpu, ds_cpus);
 /*
  * Locking rules:
  *
- * 1. ds_mutex serializes requests, releases, suspend/resume/flush, the
- *    exit and exec hooks and perf's claims.  It protects the tracer slots
+ * 1. ds_mutex serializes requests, releases, suspend/resume/flush and the
+ *    exit and exec hooks.  It protects the tracer slots
  *    (task->thread.ds_tracers[] and ds_cpu_half.slot), ds_users[],
- *    ds_perf_users[], ds_info[], ds_cpu_half.saved and ds_ops.
+ *    ds_info[], ds_cpu_half.saved and ds_ops, and ds.c's side of
+ *    ds_owner[].  perf never takes it: its claims are one atomic operation
+ *    on ds_owner[] (ds_perf_get()), so that creating an event never waits
+ *    for the grace periods and IPIs of another user's request.
  * 2. A slot is read without ds_mutex only with interrupts disabled, on the
  *    cpu whose hardware it configures (context switch, IPI, irq_work,
  *    hotplug).  Writers publish with WRITE_ONCE() and then make the cpu that
@@ -190,8 +193,12 @@ static DEFINE_MUTEX(ds_mutex);
 
 /* The number of tracers of each half (attached or not). */
 static unsigned int ds_users[DS_NR_HALVES];
-/* The number of perf's users of each half. */
-static unsigned int ds_perf_users[DS_NR_HALVES];
+/*
+ * Who has each half: the number of perf's users if positive, -1 while ds.c
+ * has tracers on it, 0 if nobody.  perf's side is lock-free; ds.c changes
+ * it under ds_mutex, in ds_reserve() and ds_unreserve().
+ */
+static atomic_t ds_owner[DS_NR_HALVES];
 /* Record and window size, valid while ds_active[half]. */
 static struct ds_hw_info ds_info[DS_NR_HALVES];
 /* The half is borrowed from perf and may be loaded. */
@@ -689,9 +696,15 @@ static int ds_reserve(enum ds_half half, const struct ds_hw_info *info)
 
 	lockdep_assert_held(&ds_mutex);
 
+	/* Not while perf uses the half; perf's claims fail from here on. */
+	if (!atomic_dec_unless_positive(&ds_owner[half]))
+		return -EBUSY;
+
 	err = ds_ops->reserve(half);
-	if (err)
+	if (err) {
+		atomic_inc(&ds_owner[half]);
 		return err;
+	}
 
 	for_each_possible_cpu(cpu) {
 		u64 *f = ds_area_fields(ds_ops->area(cpu), half);
@@ -722,6 +735,9 @@ static void ds_unreserve(enum ds_half half)
 		       sizeof(u64) * DS_NR_FIELDS);
 	}
 	ds_ops->unreserve(half);
+	/* perf's fields are back before perf may claim the half. */
+	smp_mb__before_atomic();
+	atomic_inc(&ds_owner[half]);
 }
 
 /*
@@ -854,9 +870,6 @@ static struct ds_tracer *ds_request(enum ds_half half,
 	mutex_lock(&ds_mutex);
 
 	err = -EBUSY;
-	if (!soft && ds_perf_users[half])
-		goto out_free;
-
 	slot = task ? ds_task_slot(task, half) : ds_cpu_slot(cpu, half);
 	if (*slot)
 		goto out_free;
@@ -1521,39 +1534,27 @@ void ds_exit_thread(struct task_struct *task)
  * ds_perf_get() - perf starts using a half
  * @half: %DS_BTS or %DS_PEBS
  *
- * Called by perf when it creates an event that uses @half.
+ * Called by perf when it creates an event that uses @half, also for each
+ * inherited copy at fork.  One atomic operation: it never waits for ds.c.
  *
- * Context: process context, may sleep.
+ * Context: any.
  * Return: 0, or -EBUSY while ds.c has tracers on @half.
  */
 int ds_perf_get(enum ds_half half)
 {
-	int err = 0;
-
-	mutex_lock(&ds_mutex);
-	if (ds_users[half])
-		err = -EBUSY;
-	else
-		ds_perf_users[half]++;
-	mutex_unlock(&ds_mutex);
-	return err;
+	return atomic_inc_unless_negative(&ds_owner[half]) ? 0 : -EBUSY;
 }
-EXPORT_SYMBOL_GPL(ds_perf_get);
 
 /**
  * ds_perf_put() - perf stops using a half
  * @half: %DS_BTS or %DS_PEBS, as given to a successful ds_perf_get()
  *
- * Context: process context, may sleep.
+ * Context: any.
  */
 void ds_perf_put(enum ds_half half)
 {
-	mutex_lock(&ds_mutex);
-	if (!WARN_ON_ONCE(!ds_perf_users[half]))
-		ds_perf_users[half]--;
-	mutex_unlock(&ds_mutex);
+	WARN_ON_ONCE(atomic_dec_return(&ds_owner[half]) < 0);
 }
-EXPORT_SYMBOL_GPL(ds_perf_put);
 
 /*
  * For the KUnit suite.
@@ -1571,7 +1572,7 @@ int ds_set_hw_ops(const struct ds_hw_ops *ops)
 
 	mutex_lock(&ds_mutex);
 	for (half = 0; half < DS_NR_HALVES; half++) {
-		if (ds_users[half] || ds_perf_users[half])
+		if (ds_users[half] || atomic_read(&ds_owner[half]))
 			err = -EBUSY;
 	}
 	if (!err)
