@@ -849,7 +849,8 @@ static struct ds_tracer *ds_request(enum ds_half half,
 	if (cfg->threshold >= nr)
 		return ERR_PTR(-EINVAL);
 
-	t = kzalloc(sizeof(*t), GFP_KERNEL);
+	/* Made on behalf of the requester: charged to its memory cgroup. */
+	t = kzalloc(sizeof(*t), GFP_KERNEL_ACCOUNT);
 	if (!t)
 		return ERR_PTR(-ENOMEM);
 

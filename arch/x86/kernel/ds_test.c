@@ -18,8 +18,10 @@
 #include <linux/initrd.h>
 #include <linux/jiffies.h>
 #include <linux/kthread.h>
+#include <linux/memcontrol.h>
 #include <linux/perf_event.h>
 #include <linux/sched.h>
+#include <linux/sched/mm.h>
 #include <linux/sched/task.h>
 #include <linux/sizes.h>
 #include <linux/slab.h>
@@ -1458,6 +1460,31 @@ static void test_pebs(struct kunit *test)
 }
 
 /*
+ * The tracer is made on behalf of the requester, so it is charged to the
+ * requester's memory cgroup.
+ */
+static void test_memcg_charge(struct kunit *test)
+{
+	struct ds_config cfg = config(test, DS_BTS, 4, DS_TRACE_USER);
+	struct mem_cgroup *memcg, *old;
+	struct ds_tracer *t;
+
+	if (!IS_ENABLED(CONFIG_MEMCG))
+		kunit_skip(test, "no CONFIG_MEMCG: nothing to charge to");
+	memcg = get_mem_cgroup_from_current();
+	if (!memcg || mem_cgroup_is_root(memcg)) {
+		mem_cgroup_put(memcg);
+		kunit_skip(test, "the suite runs in the root memory cgroup");
+	}
+
+	old = set_active_memcg(memcg);
+	t = request_ok(test, DS_BTS, NULL, ctx_of(test)->cpu, &cfg);
+	set_active_memcg(old);
+	KUNIT_EXPECT_PTR_EQ(test, mem_cgroup_from_slab_obj(t), memcg);
+	mem_cgroup_put(memcg);
+}
+
+/*
  * CPU hotplug.
  */
 
@@ -1605,6 +1632,7 @@ static struct kunit_case x86_ds_test_cases[] = {
 	KUNIT_CASE(test_exec),
 	KUNIT_CASE(test_fork),
 	KUNIT_CASE(test_pebs),
+	KUNIT_CASE(test_memcg_charge),
 	KUNIT_CASE(test_cpu_hotplug),
 	{}
 };
