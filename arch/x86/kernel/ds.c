@@ -25,7 +25,6 @@
 
 #include <linux/cpu.h>
 #include <linux/cpuhotplug.h>
-#include <linux/export.h>
 #include <linux/init.h>
 #include <linux/irq_work.h>
 #include <linux/lockdep.h>
@@ -51,6 +50,8 @@
 #include <asm/intel_ds.h>
 #include <asm/msr.h>
 #include <asm/perf_event.h>
+
+#include <kunit/visibility.h>
 
 #include "ds_hw.h"
 
@@ -122,7 +123,7 @@ struct ds_cpu_half {
 	struct ds_tracer *slot;
 	struct ds_tracer *loaded[DS_NR_LOADED];
 	unsigned int ctl;
-	u64 saved[DS_NR_FIELDS];
+	struct ds_fields saved;
 };
 
 /*
@@ -169,7 +170,7 @@ static DEFINE_PER_CPU(struct ds_cpu, ds_cpus);
  * 1. ds_mutex serializes requests, releases, suspend/resume/flush and the
  *    exit and exec hooks.  It protects the tracer slots
  *    (task->thread.ds_tracers[] and ds_cpu_half.slot), ds_users[],
- *    ds_info[], ds_cpu_half.saved and ds_ops, and ds.c's side of
+ *    ds_info[], ds_cpu_half.saved and the KUnit model, and ds.c's side of
  *    ds_owner[].  perf never takes it: its claims are one atomic operation
  *    on ds_owner[] (ds_perf_get()), so that creating an event never waits
  *    for the grace periods and IPIs of another user's request.
@@ -204,22 +205,46 @@ static struct ds_hw_info ds_info[DS_NR_HALVES];
 /* The half is borrowed from perf and may be loaded. */
 static bool ds_active[DS_NR_HALVES];
 
-static_assert(offsetof(struct debug_store, bts_interrupt_threshold) ==
-	      offsetof(struct debug_store, bts_buffer_base) +
-	      DS_F_THRESHOLD * sizeof(u64));
-static_assert(offsetof(struct debug_store, pebs_interrupt_threshold) ==
-	      offsetof(struct debug_store, pebs_buffer_base) +
-	      DS_F_THRESHOLD * sizeof(u64));
+static_assert(offsetof(struct debug_store, bts_interrupt_threshold) -
+	      offsetof(struct debug_store, bts_buffer_base) ==
+	      offsetof(struct ds_fields, threshold));
+static_assert(offsetof(struct debug_store, pebs_interrupt_threshold) -
+	      offsetof(struct debug_store, pebs_buffer_base) ==
+	      offsetof(struct ds_fields, threshold));
 static_assert(ARRAY_SIZE(((struct debug_store *)NULL)->pebs_event_reset) ==
 	      DS_PEBS_NR_RESET);
 static_assert(ARRAY_SIZE(((struct thread_struct *)NULL)->ds_tracers) ==
 	      DS_NR_HALVES);
 
 /*
- * The real hardware.
+ * The hardware.
+ *
+ * Each function below is the hardware's, called directly.  A kernel built
+ * with the KUnit suite can have them redirected to the suite's model of the
+ * DS area (ds_set_model()).  That is not a KUnit static stub: the hardware
+ * is driven from context switches, IPIs, irq_work and NMIs on any cpu and in
+ * any task, and a static stub only redirects the test's own task.  Without
+ * the suite, ds_model() is a constant %NULL and the redirection compiles
+ * away.
  */
 
-static bool ds_real_supported(enum ds_half half)
+#if IS_ENABLED(CONFIG_X86_DS_KUNIT_TEST)
+/* The suite's model; changed under ds_mutex while nothing is borrowed. */
+static const struct ds_hw_model *ds_model_ptr;
+
+static const struct ds_hw_model *ds_model(void)
+{
+	return READ_ONCE(ds_model_ptr);
+}
+#else
+static inline const struct ds_hw_model *ds_model(void)
+{
+	return NULL;
+}
+#endif
+
+/* Whether the cpu itself has @half, whatever drives it; touches no MSR. */
+static bool ds_cpu_has(enum ds_half half)
 {
 	/* perf and ds.c only know the 64-bit DS format. */
 	if (!boot_cpu_has(X86_FEATURE_DTES64))
@@ -229,15 +254,66 @@ static bool ds_real_supported(enum ds_half half)
 	return boot_cpu_has(X86_FEATURE_PEBS);
 }
 
-static struct debug_store *ds_real_area(int cpu)
+/* Whether the hardware (or the model) has @half; touches no MSR. */
+static bool ds_hw_supported(enum ds_half half)
 {
+	const struct ds_hw_model *model = ds_model();
+
+	if (unlikely(model))
+		return model->supported(half);
+	return ds_cpu_has(half);
+}
+
+static int ds_hw_info(enum ds_half half, struct ds_hw_info *info)
+{
+	const struct ds_hw_model *model = ds_model();
+
+	if (unlikely(model))
+		return model->info(half, info);
+	return x86_perf_ds_info(half, info);
+}
+
+static int ds_hw_reserve(enum ds_half half)
+{
+	const struct ds_hw_model *model = ds_model();
+
+	if (unlikely(model))
+		return model->reserve(half);
+	return x86_perf_ds_reserve(half);
+}
+
+static void ds_hw_unreserve(enum ds_half half)
+{
+	const struct ds_hw_model *model = ds_model();
+
+	if (unlikely(model)) {
+		model->unreserve(half);
+		return;
+	}
+	x86_perf_ds_unreserve(half);
+}
+
+/* The DS area of @cpu, the one MSR_IA32_DS_AREA points to. */
+static struct debug_store *ds_hw_area(int cpu)
+{
+	const struct ds_hw_model *model = ds_model();
+
+	if (unlikely(model))
+		return model->area(cpu);
 	return &get_cpu_entry_area(cpu)->cpu_debug_store;
 }
 
-static void *ds_real_window(int cpu, enum ds_half half)
+/*
+ * The buffer of @half on @cpu that the hardware writes into: perf's, in
+ * the cpu_entry_area, which the user page tables map too.
+ */
+static void *ds_hw_window(int cpu, enum ds_half half)
 {
+	const struct ds_hw_model *model = ds_model();
 	struct debug_store_buffers *buf;
 
+	if (unlikely(model))
+		return model->window(cpu, half);
 	buf = &get_cpu_entry_area(cpu)->cpu_debug_buffers;
 	return half == DS_BTS ? buf->bts_buffer : buf->pebs_buffer;
 }
@@ -246,9 +322,16 @@ static void *ds_real_window(int cpu, enum ds_half half)
 	(DEBUGCTLMSR_TR | DEBUGCTLMSR_BTS | DEBUGCTLMSR_BTINT |	\
 	 DEBUGCTLMSR_BTS_OFF_OS | DEBUGCTLMSR_BTS_OFF_USR)
 
-static void ds_real_set_ctl(enum ds_half half, unsigned int ctl)
+/* Program @half of this cpu with DS_CTL_* bits; 0 stops it. */
+static void ds_hw_set_ctl(enum ds_half half, unsigned int ctl)
 {
+	const struct ds_hw_model *model = ds_model();
 	unsigned long debugctl;
+
+	if (unlikely(model)) {
+		model->set_ctl(half, ctl);
+		return;
+	}
 
 	/*
 	 * The PEBS half is armed per counter (MSR_IA32_PEBS_ENABLE and the
@@ -272,37 +355,34 @@ static void ds_real_set_ctl(enum ds_half half, unsigned int ctl)
 	update_debugctlmsr(debugctl);
 }
 
-static void ds_real_ack(void)
+/* Re-arm the overflow interrupt on this cpu after a drain. */
+static void ds_hw_ack(void)
 {
+	const struct ds_hw_model *model = ds_model();
+
+	if (unlikely(model)) {
+		model->ack();
+		return;
+	}
+
 	/* The LVT entry masks itself when it delivers the interrupt. */
 	if (boot_cpu_has(X86_FEATURE_PEBS) && READ_ONCE(ds_active[DS_PEBS]))
 		wrmsrl(MSR_CORE_PERF_GLOBAL_OVF_CTRL, GLOBAL_STATUS_BUFFER_OVF);
 	apic_write(APIC_LVTPC, APIC_DM_NMI);
 }
 
-static const struct ds_hw_ops ds_real_ops = {
-	.supported	= ds_real_supported,
-	.info		= x86_perf_ds_info,
-	.reserve	= x86_perf_ds_reserve,
-	.unreserve	= x86_perf_ds_unreserve,
-	.area		= ds_real_area,
-	.window		= ds_real_window,
-	.set_ctl	= ds_real_set_ctl,
-	.ack		= ds_real_ack,
-};
-
-static const struct ds_hw_ops *ds_ops = &ds_real_ops;
-
 /**
  * ds_area_fields() - the four fields of a half in a DS area
  * @ds: the DS area
  * @half: the half
  *
- * Return: the buffer base field of @half; index with &enum ds_field.
+ * Return: the fields of @half, which are laid out as &struct ds_fields.
  */
-u64 *ds_area_fields(struct debug_store *ds, enum ds_half half)
+VISIBLE_IF_KUNIT struct ds_fields *ds_area_fields(struct debug_store *ds,
+						  enum ds_half half)
 {
-	return half == DS_BTS ? &ds->bts_buffer_base : &ds->pebs_buffer_base;
+	return (struct ds_fields *)(half == DS_BTS ? &ds->bts_buffer_base :
+						      &ds->pebs_buffer_base);
 }
 
 /*
@@ -421,10 +501,11 @@ static void ds_drain_window(struct ds_cpu_half *ch, enum ds_half half,
 			    void (*deliver)(struct ds_tracer *t, const u8 *rec,
 					    const u8 *top))
 {
-	u64 *f = ds_area_fields(ds_ops->area(smp_processor_id()), half);
-	const u8 *base = (const u8 *)(unsigned long)f[DS_F_BASE];
-	const u8 *top = (const u8 *)(unsigned long)f[DS_F_INDEX];
-	const u8 *max = (const u8 *)(unsigned long)f[DS_F_MAX];
+	struct ds_fields *f = ds_area_fields(ds_hw_area(smp_processor_id()),
+					     half);
+	const u8 *base = (const u8 *)(unsigned long)f->base;
+	const u8 *top = (const u8 *)(unsigned long)f->index;
+	const u8 *max = (const u8 *)(unsigned long)f->max;
 	int i;
 
 	/* The hardware never writes beyond the maximum. */
@@ -435,7 +516,7 @@ static void ds_drain_window(struct ds_cpu_half *ch, enum ds_half half,
 		if (ch->loaded[i] && top > base)
 			deliver(ch->loaded[i], base, top);
 	}
-	f[DS_F_INDEX] = f[DS_F_BASE];
+	f->index = f->base;
 }
 
 /* Move the window's records to the tracers they were written for. */
@@ -481,7 +562,7 @@ static void ds_cpu_unload(struct ds_cpu_half *ch, enum ds_half half)
 		return;
 
 	/* Stop the hardware before taking the records from under it. */
-	ds_ops->set_ctl(half, 0);
+	ds_hw_set_ctl(half, 0);
 	ch->ctl = 0;
 	ds_drain(ch, half);
 }
@@ -497,9 +578,10 @@ static void ds_cpu_load(struct ds_cpu_half *ch, enum ds_half half,
 	int cpu = smp_processor_id();
 	struct ds_tracer *ct, *tt;
 	unsigned int flags = 0;
+	struct ds_fields *f;
 	size_t nr, slack;
 	unsigned int ctl;
-	u64 base, *f;
+	u64 base;
 
 	lockdep_assert_irqs_disabled();
 
@@ -518,19 +600,19 @@ static void ds_cpu_load(struct ds_cpu_half *ch, enum ds_half half,
 	/* Like perf: interrupt with a sixteenth of the window to spare. */
 	nr = ds_info[half].window_size / ds_info[half].record_size;
 	slack = max_t(size_t, nr / 16, 1);
-	base = (unsigned long)ds_ops->window(cpu, half);
-	f = ds_area_fields(ds_ops->area(cpu), half);
-	f[DS_F_BASE] = base;
-	f[DS_F_INDEX] = base;
-	f[DS_F_MAX] = base + nr * ds_info[half].record_size;
-	f[DS_F_THRESHOLD] = base + (nr - slack) * ds_info[half].record_size;
+	base = (unsigned long)ds_hw_window(cpu, half);
+	f = ds_area_fields(ds_hw_area(cpu), half);
+	f->base = base;
+	f->index = base;
+	f->max = base + nr * ds_info[half].record_size;
+	f->threshold = base + (nr - slack) * ds_info[half].record_size;
 
 	if (half == DS_PEBS) {
 		/* The task's values apply while it runs. */
 		struct ds_tracer *src = tt ? tt : ct;
 
 		raw_spin_lock(&src->lock);
-		memcpy(ds_ops->area(cpu)->pebs_event_reset, src->pebs_reset,
+		memcpy(ds_hw_area(cpu)->pebs_event_reset, src->pebs_reset,
 		       sizeof(src->pebs_reset));
 		raw_spin_unlock(&src->lock);
 	}
@@ -541,7 +623,7 @@ static void ds_cpu_load(struct ds_cpu_half *ch, enum ds_half half,
 	if (flags & DS_TRACE_KERNEL)
 		ctl |= DS_CTL_KERNEL;
 	ch->ctl = ctl;
-	ds_ops->set_ctl(half, ctl);
+	ds_hw_set_ctl(half, ctl);
 }
 
 /* Drain this cpu's windows and load what @task and the cpu want now. */
@@ -597,12 +679,12 @@ static void ds_kick_task(struct task_struct *task)
  *
  * Context: hard interrupt context or interrupts disabled.
  */
-void ds_hw_overflow(void)
+VISIBLE_IF_KUNIT void ds_hw_overflow(void)
 {
 	lockdep_assert_irqs_disabled();
 
 	ds_cpu_reload(current);
-	ds_ops->ack();
+	ds_hw_ack();
 }
 
 static void ds_overflow_irq_work(struct irq_work *work)
@@ -641,9 +723,9 @@ static bool ds_drain_bts_nmi(struct ds_cpu *dc)
 
 	if (locked == DS_NR_LOADED) {
 		/* Stop the hardware before taking the records from under it. */
-		ds_ops->set_ctl(DS_BTS, 0);
+		ds_hw_set_ctl(DS_BTS, 0);
 		ds_drain_window(ch, DS_BTS, __ds_deliver);
-		ds_ops->set_ctl(DS_BTS, ch->ctl);
+		ds_hw_set_ctl(DS_BTS, ch->ctl);
 	}
 
 	for (i = 0; i < locked; i++) {
@@ -656,12 +738,12 @@ static bool ds_drain_bts_nmi(struct ds_cpu *dc)
 /* Whether @half of this cpu has reached its interrupt threshold. */
 static bool ds_cpu_overflowed(struct ds_cpu *dc, enum ds_half half)
 {
-	u64 *f;
+	struct ds_fields *f;
 
 	if (!(READ_ONCE(dc->half[half].ctl) & DS_CTL_INT))
 		return false;
-	f = ds_area_fields(ds_ops->area(smp_processor_id()), half);
-	return READ_ONCE(f[DS_F_INDEX]) >= READ_ONCE(f[DS_F_THRESHOLD]);
+	f = ds_area_fields(ds_hw_area(smp_processor_id()), half);
+	return READ_ONCE(f->index) >= READ_ONCE(f->threshold);
 }
 
 static int ds_nmi_handler(unsigned int cmd, struct pt_regs *regs)
@@ -682,7 +764,7 @@ static int ds_nmi_handler(unsigned int cmd, struct pt_regs *regs)
 	if (pebs || !ds_drain_bts_nmi(dc))
 		irq_work_queue(&dc->work);
 	else
-		ds_ops->ack();
+		ds_hw_ack();
 	return NMI_HANDLED;
 }
 
@@ -700,17 +782,16 @@ static int ds_reserve(enum ds_half half, const struct ds_hw_info *info)
 	if (!atomic_dec_unless_positive(&ds_owner[half]))
 		return -EBUSY;
 
-	err = ds_ops->reserve(half);
+	err = ds_hw_reserve(half);
 	if (err) {
 		atomic_inc(&ds_owner[half]);
 		return err;
 	}
 
 	for_each_possible_cpu(cpu) {
-		u64 *f = ds_area_fields(ds_ops->area(cpu), half);
+		struct ds_fields *f = ds_area_fields(ds_hw_area(cpu), half);
 
-		memcpy(per_cpu_ptr(&ds_cpus, cpu)->half[half].saved, f,
-		       sizeof(u64) * DS_NR_FIELDS);
+		per_cpu_ptr(&ds_cpus, cpu)->half[half].saved = *f;
 	}
 	ds_info[half] = *info;
 	/* Pairs with the acquire in ds_cpu_reload(). */
@@ -729,12 +810,11 @@ static void ds_unreserve(enum ds_half half)
 	synchronize_rcu();
 
 	for_each_possible_cpu(cpu) {
-		u64 *f = ds_area_fields(ds_ops->area(cpu), half);
+		struct ds_fields *f = ds_area_fields(ds_hw_area(cpu), half);
 
-		memcpy(f, per_cpu_ptr(&ds_cpus, cpu)->half[half].saved,
-		       sizeof(u64) * DS_NR_FIELDS);
+		*f = per_cpu_ptr(&ds_cpus, cpu)->half[half].saved;
 	}
-	ds_ops->unreserve(half);
+	ds_hw_unreserve(half);
 	/* perf's fields are back before perf may claim the half. */
 	smp_mb__before_atomic();
 	atomic_inc(&ds_owner[half]);
@@ -827,7 +907,7 @@ static struct ds_tracer *ds_request(enum ds_half half,
 	int err;
 
 	/* No hardware, no MSR access: every request fails the same way. */
-	if (!soft && !ds_ops->supported(half))
+	if (!soft && !ds_hw_supported(half))
 		return ERR_PTR(-EOPNOTSUPP);
 
 	err = ds_check_config(half, task, cpu, cfg);
@@ -838,7 +918,7 @@ static struct ds_tracer *ds_request(enum ds_half half,
 		info.record_size = DS_BTS_RECORD_SIZE;
 		info.window_size = 0;
 	} else {
-		err = ds_ops->info(half, &info);
+		err = ds_hw_info(half, &info);
 		if (err)
 			return ERR_PTR(err);
 	}
@@ -960,7 +1040,6 @@ struct ds_tracer *ds_request_bts(struct task_struct *task, int cpu,
 {
 	return ds_request(DS_BTS, task, cpu, cfg);
 }
-EXPORT_SYMBOL_GPL(ds_request_bts);
 
 /**
  * ds_request_pebs() - collect PEBS records of a task or a cpu
@@ -981,7 +1060,6 @@ struct ds_tracer *ds_request_pebs(struct task_struct *task, int cpu,
 {
 	return ds_request(DS_PEBS, task, cpu, cfg);
 }
-EXPORT_SYMBOL_GPL(ds_request_pebs);
 
 /**
  * ds_release() - stop a tracer and free it
@@ -1029,7 +1107,6 @@ int ds_release(struct ds_tracer *tracer)
 	kfree(tracer);
 	return 0;
 }
-EXPORT_SYMBOL_GPL(ds_release);
 
 /* Make the hardware of @t's task or cpu reflect @t's state. */
 static void ds_kick_tracer(struct ds_tracer *t)
@@ -1074,7 +1151,6 @@ int ds_suspend(struct ds_tracer *tracer)
 {
 	return ds_set_suspended(tracer, true);
 }
-EXPORT_SYMBOL_GPL(ds_suspend);
 
 /**
  * ds_resume() - continue tracing after ds_suspend()
@@ -1087,7 +1163,6 @@ int ds_resume(struct ds_tracer *tracer)
 {
 	return ds_set_suspended(tracer, false);
 }
-EXPORT_SYMBOL_GPL(ds_resume);
 
 /**
  * ds_flush() - move the records traced so far into the buffer
@@ -1111,7 +1186,6 @@ int ds_flush(struct ds_tracer *tracer)
 	mutex_unlock(&ds_mutex);
 	return 0;
 }
-EXPORT_SYMBOL_GPL(ds_flush);
 
 /**
  * ds_record_size() - the size of one record of a half
@@ -1129,12 +1203,11 @@ int ds_record_size(enum ds_half half)
 
 	if (half != DS_BTS && half != DS_PEBS)
 		return -EINVAL;
-	if (!ds_ops->supported(half))
+	if (!ds_hw_supported(half))
 		return -EOPNOTSUPP;
-	err = ds_ops->info(half, &info);
+	err = ds_hw_info(half, &info);
 	return err ? err : info.record_size;
 }
-EXPORT_SYMBOL_GPL(ds_record_size);
 
 /*
  * Buffer access.  These do not drain the window (see ds_flush()), take
@@ -1163,7 +1236,6 @@ int ds_get_index(struct ds_tracer *tracer, size_t *index)
 	raw_spin_unlock_irqrestore(&tracer->lock, irqflags);
 	return 0;
 }
-EXPORT_SYMBOL_GPL(ds_get_index);
 
 /**
  * ds_get_end() - the number of records the buffer holds
@@ -1181,7 +1253,6 @@ int ds_get_end(struct ds_tracer *tracer, size_t *end)
 	*end = tracer->nr;
 	return 0;
 }
-EXPORT_SYMBOL_GPL(ds_get_end);
 
 /**
  * ds_get_lost() - the number of records dropped because the buffer was full
@@ -1205,7 +1276,6 @@ int ds_get_lost(struct ds_tracer *tracer, u64 *lost)
 	raw_spin_unlock_irqrestore(&tracer->lock, irqflags);
 	return 0;
 }
-EXPORT_SYMBOL_GPL(ds_get_lost);
 
 /**
  * ds_access() - the address of a record
@@ -1224,7 +1294,6 @@ int ds_access(struct ds_tracer *tracer, size_t index, const void **record)
 	*record = tracer->base + index * tracer->rsz;
 	return 0;
 }
-EXPORT_SYMBOL_GPL(ds_access);
 
 /**
  * ds_write() - append records to the buffer
@@ -1266,7 +1335,6 @@ int ds_write(struct ds_tracer *tracer, const void *record, size_t size)
 	}
 	return written;
 }
-EXPORT_SYMBOL_GPL(ds_write);
 
 static void __ds_reset(struct ds_tracer *t)
 {
@@ -1299,7 +1367,6 @@ int ds_reset(struct ds_tracer *tracer)
 	raw_spin_unlock_irqrestore(&tracer->lock, irqflags);
 	return 0;
 }
-EXPORT_SYMBOL_GPL(ds_reset);
 
 /**
  * ds_clear() - zero the records and start over
@@ -1341,7 +1408,6 @@ int ds_clear(struct ds_tracer *tracer)
 	}
 	return 0;
 }
-EXPORT_SYMBOL_GPL(ds_clear);
 
 /**
  * ds_get_pebs_reset() - read a PEBS counter reset value
@@ -1366,7 +1432,6 @@ int ds_get_pebs_reset(struct ds_tracer *tracer, unsigned int counter,
 	raw_spin_unlock_irqrestore(&tracer->lock, irqflags);
 	return 0;
 }
-EXPORT_SYMBOL_GPL(ds_get_pebs_reset);
 
 /**
  * ds_set_pebs_reset() - set a PEBS counter reset value
@@ -1395,7 +1460,6 @@ int ds_set_pebs_reset(struct ds_tracer *tracer, unsigned int counter,
 	raw_spin_unlock_irqrestore(&tracer->lock, irqflags);
 	return 0;
 }
-EXPORT_SYMBOL_GPL(ds_set_pebs_reset);
 
 /*
  * Hooks of the x86 core.
@@ -1558,16 +1622,20 @@ void ds_perf_put(enum ds_half half)
 }
 
 /*
- * For the KUnit suite.
+ * For the KUnit suite, which is built in: visible to it, exported to no
+ * module.
  */
 
+#if IS_ENABLED(CONFIG_X86_DS_KUNIT_TEST)
 /**
- * ds_set_hw_ops() - replace the hardware layer
- * @ops: the new layer, or %NULL for the real hardware
+ * ds_set_model() - drive a software model instead of the hardware
+ * @model: the model, or %NULL for the hardware
  *
- * Return: 0, or -EBUSY while there are tracers or perf users.
+ * Each ds_hw_*() function then calls @model's instead of doing its own work.
+ *
+ * Return: 0, or -EBUSY while ds.c or perf uses a half.
  */
-int ds_set_hw_ops(const struct ds_hw_ops *ops)
+int ds_set_model(const struct ds_hw_model *model)
 {
 	int half, err = 0;
 
@@ -1577,7 +1645,7 @@ int ds_set_hw_ops(const struct ds_hw_ops *ops)
 			err = -EBUSY;
 	}
 	if (!err)
-		ds_ops = ops ? ops : &ds_real_ops;
+		WRITE_ONCE(ds_model_ptr, model);
 	mutex_unlock(&ds_mutex);
 	return err;
 }
@@ -1597,6 +1665,7 @@ unsigned int ds_nr_users(enum ds_half half)
 	mutex_unlock(&ds_mutex);
 	return n;
 }
+#endif
 
 /*
  * Setup.
@@ -1656,7 +1725,7 @@ static int __init ds_init(void)
 		return err;
 
 	/* Without the hardware there is no interrupt to take. */
-	if (ds_real_supported(DS_BTS) || ds_real_supported(DS_PEBS))
+	if (ds_cpu_has(DS_BTS) || ds_cpu_has(DS_PEBS))
 		return register_nmi_handler(NMI_LOCAL, ds_nmi_handler, 0,
 					    "x86_ds");
 	return 0;

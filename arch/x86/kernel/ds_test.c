@@ -108,7 +108,7 @@ static void model_ack(void)
 	model_acks++;
 }
 
-static const struct ds_hw_ops model_ops = {
+static const struct ds_hw_model model_hw = {
 	.supported	= model_is_supported,
 	.info		= model_info,
 	.reserve	= model_reserve,
@@ -129,7 +129,7 @@ static void model_emit(enum ds_half half, bool kernel, u64 ip, u64 to)
 	unsigned long irqflags;
 	struct model_cpu *m;
 	unsigned int ctl;
-	u64 *f;
+	struct ds_fields *f;
 
 	/* The hardware stores atomically with respect to interrupts. */
 	local_irq_save(irqflags);
@@ -142,7 +142,7 @@ static void model_emit(enum ds_half half, bool kernel, u64 ip, u64 to)
 		goto out;
 
 	f = ds_area_fields(m->ds, half);
-	if ((ctl & DS_CTL_INT) && f[DS_F_INDEX] >= f[DS_F_THRESHOLD]) {
+	if ((ctl & DS_CTL_INT) && f->index >= f->threshold) {
 		/* Stopped at the threshold until the interrupt is served. */
 		m->dropped[half]++;
 		goto out;
@@ -155,12 +155,12 @@ static void model_emit(enum ds_half half, bool kernel, u64 ip, u64 to)
 		rec[1] = ip;
 		rec[2] = to;
 	}
-	memcpy((void *)(unsigned long)f[DS_F_INDEX], rec, model_rsz(half));
-	f[DS_F_INDEX] += model_rsz(half);
-	if (f[DS_F_INDEX] >= f[DS_F_MAX])
-		f[DS_F_INDEX] = f[DS_F_BASE];
+	memcpy((void *)(unsigned long)f->index, rec, model_rsz(half));
+	f->index += model_rsz(half);
+	if (f->index >= f->max)
+		f->index = f->base;
 
-	if ((ctl & DS_CTL_INT) && f[DS_F_INDEX] >= f[DS_F_THRESHOLD]) {
+	if ((ctl & DS_CTL_INT) && f->index >= f->threshold) {
 		m->overflows[half]++;
 		ds_hw_overflow();
 	}
@@ -360,11 +360,14 @@ static int x86_ds_test_init(struct kunit *test)
 			return -ENOMEM;
 		/* What perf had there; ds.c must give it back. */
 		for (half = 0; half < DS_NR_HALVES; half++) {
-			u64 *f = ds_area_fields(model[cpu].ds, half);
-			int i;
+			struct ds_fields *f = ds_area_fields(model[cpu].ds,
+							     half);
+			u64 perf = MODEL_PERF_SENTINEL + half * 16;
 
-			for (i = 0; i < DS_NR_FIELDS; i++)
-				f[i] = MODEL_PERF_SENTINEL + half * 16 + i;
+			f->base = perf;
+			f->index = perf + 1;
+			f->max = perf + 2;
+			f->threshold = perf + 3;
 		}
 	}
 	model_supported[DS_BTS] = true;
@@ -372,7 +375,7 @@ static int x86_ds_test_init(struct kunit *test)
 	model_reserve_err = 0;
 	model_acks = 0;
 
-	err = ds_set_hw_ops(&model_ops);
+	err = ds_set_model(&model_hw);
 	if (err)
 		kunit_skip(test, "Debug Store tracers or perf users are active");
 
@@ -399,7 +402,7 @@ static void x86_ds_test_exit(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, ds_nr_users(DS_PEBS), 0);
 	KUNIT_EXPECT_EQ(test, model_reserved[DS_BTS], 0);
 	KUNIT_EXPECT_EQ(test, model_reserved[DS_PEBS], 0);
-	KUNIT_EXPECT_EQ(test, ds_set_hw_ops(NULL), 0);
+	KUNIT_EXPECT_EQ(test, ds_set_model(NULL), 0);
 
 	if (model) {
 		for_each_possible_cpu(cpu) {
@@ -448,7 +451,7 @@ static void test_real_hardware_absent(struct kunit *test)
 	if (boot_cpu_has(X86_FEATURE_BTS) || boot_cpu_has(X86_FEATURE_PEBS))
 		kunit_skip(test, "this cpu has BTS or PEBS");
 
-	KUNIT_ASSERT_EQ(test, ds_set_hw_ops(NULL), 0);
+	KUNIT_ASSERT_EQ(test, ds_set_model(NULL), 0);
 	t = request(test, DS_BTS, current, -1, &cfg);
 	KUNIT_EXPECT_EQ(test, PTR_ERR(t), -EOPNOTSUPP);
 	t = request(test, DS_BTS, NULL, ctx_of(test)->cpu, &cfg);
@@ -457,7 +460,7 @@ static void test_real_hardware_absent(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, PTR_ERR(t), -EOPNOTSUPP);
 	KUNIT_EXPECT_EQ(test, ds_record_size(DS_PEBS), -EOPNOTSUPP);
 	KUNIT_EXPECT_FALSE(test, test_thread_flag(TIF_DS));
-	KUNIT_EXPECT_EQ(test, ds_set_hw_ops(&model_ops), 0);
+	KUNIT_EXPECT_EQ(test, ds_set_model(&model_hw), 0);
 }
 
 /* A call into it is a branch the hardware must record. */
@@ -553,7 +556,7 @@ static void test_real_hardware_kernel(struct kunit *test)
 	KUNIT_ASSERT_NOT_NULL(test, cfg.base);
 	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, real_vfree,
 							cfg.base), 0);
-	KUNIT_ASSERT_EQ(test, ds_set_hw_ops(NULL), 0);
+	KUNIT_ASSERT_EQ(test, ds_set_model(NULL), 0);
 
 	/* Real calls, not inlined or folded away. */
 	OPTIMIZER_HIDE_VAR(warmup);
@@ -610,7 +613,7 @@ static void test_real_hardware_perf(struct kunit *test)
 
 	if (!real_has_bts())
 		kunit_skip(test, "this cpu has no BTS");
-	KUNIT_ASSERT_EQ(test, ds_set_hw_ops(NULL), 0);
+	KUNIT_ASSERT_EQ(test, ds_set_model(NULL), 0);
 
 	/* While ds.c has BTS, perf's BTS users fail. */
 	t = request_ok(test, DS_BTS, current, -1, &cfg);
@@ -657,7 +660,7 @@ static void test_real_hardware_exclusive(struct kunit *test)
 
 	if (!real_has_bts())
 		kunit_skip(test, "this cpu has no BTS");
-	KUNIT_ASSERT_EQ(test, ds_set_hw_ops(NULL), 0);
+	KUNIT_ASSERT_EQ(test, ds_set_model(NULL), 0);
 
 	for (what = x86_lbr_exclusive_lbr; what < x86_lbr_exclusive_max;
 	     what++) {
@@ -690,7 +693,7 @@ static void test_request_release(struct kunit *test)
 	int cpu = ctx_of(test)->cpu;
 	struct ds_tracer *t;
 	size_t end = 0;
-	u64 *f;
+	struct ds_fields *f;
 
 	KUNIT_EXPECT_EQ(test, ds_record_size(DS_BTS), DS_BTS_RECORD_SIZE);
 
@@ -704,13 +707,13 @@ static void test_request_release(struct kunit *test)
 
 	/* The hardware writes the window, not the tracer's buffer. */
 	f = ds_area_fields(model[cpu].ds, DS_BTS);
-	KUNIT_EXPECT_EQ(test, f[DS_F_BASE],
+	KUNIT_EXPECT_EQ(test, f->base,
 			(u64)(unsigned long)model[cpu].window[DS_BTS]);
-	KUNIT_EXPECT_EQ(test, f[DS_F_INDEX], f[DS_F_BASE]);
-	KUNIT_EXPECT_EQ(test, f[DS_F_MAX],
-			f[DS_F_BASE] + MODEL_WINDOW_RECORDS * DS_BTS_RECORD_SIZE);
-	KUNIT_EXPECT_LT(test, f[DS_F_THRESHOLD], f[DS_F_MAX]);
-	KUNIT_EXPECT_GT(test, f[DS_F_THRESHOLD], f[DS_F_BASE]);
+	KUNIT_EXPECT_EQ(test, f->index, f->base);
+	KUNIT_EXPECT_EQ(test, f->max,
+			f->base + MODEL_WINDOW_RECORDS * DS_BTS_RECORD_SIZE);
+	KUNIT_EXPECT_LT(test, f->threshold, f->max);
+	KUNIT_EXPECT_GT(test, f->threshold, f->base);
 
 	emit_user(1);
 	release(test, t);
@@ -719,9 +722,9 @@ static void test_request_release(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, ((struct ds_bts_record *)cfg.base)->from,
 			USER_IP(1));
 	KUNIT_EXPECT_EQ(test, model_reserved[DS_BTS], 0);
-	KUNIT_EXPECT_EQ(test, f[DS_F_BASE], MODEL_PERF_SENTINEL + DS_F_BASE);
-	KUNIT_EXPECT_EQ(test, f[DS_F_THRESHOLD],
-			MODEL_PERF_SENTINEL + DS_F_THRESHOLD);
+	KUNIT_EXPECT_EQ(test, f->base, MODEL_PERF_SENTINEL);
+	KUNIT_EXPECT_EQ(test, f->threshold,
+			MODEL_PERF_SENTINEL + 3);
 }
 
 static void test_invalid(struct kunit *test)
@@ -1522,16 +1525,16 @@ static int hotplug_thread(void *arg)
 /* Put a record into the window of @cpu as the hardware would. */
 static void model_store_offline(int cpu, u64 ip)
 {
-	u64 *f = ds_area_fields(model[cpu].ds, DS_BTS);
+	struct ds_fields *f = ds_area_fields(model[cpu].ds, DS_BTS);
 	struct ds_bts_record *rec;
 
-	if (f[DS_F_INDEX] < f[DS_F_BASE] ||
-	    f[DS_F_INDEX] + DS_BTS_RECORD_SIZE > f[DS_F_MAX])
+	if (f->index < f->base ||
+	    f->index + DS_BTS_RECORD_SIZE > f->max)
 		return;
-	rec = (struct ds_bts_record *)(unsigned long)f[DS_F_INDEX];
+	rec = (struct ds_bts_record *)(unsigned long)f->index;
 	rec->from = ip;
 	rec->to = ip + 0x1000;
-	f[DS_F_INDEX] += DS_BTS_RECORD_SIZE;
+	f->index += DS_BTS_RECORD_SIZE;
 }
 
 /*
