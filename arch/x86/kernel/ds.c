@@ -896,43 +896,52 @@ static bool ds_is_soft(enum ds_half half, struct task_struct *task,
 	return cfg && half == DS_BTS && task && cfg->flags == DS_TIMESTAMPS;
 }
 
-static struct ds_tracer *ds_request(enum ds_half half,
-				    struct task_struct *task, int cpu,
-				    const struct ds_config *cfg)
+/*
+ * Step 1 of a request: check it against the hardware and @cfg, and say
+ * what a record and the window of @half are.  Takes no lock.
+ */
+static int ds_request_check(enum ds_half half, struct task_struct *task,
+			    int cpu, const struct ds_config *cfg, bool soft,
+			    struct ds_hw_info *info)
 {
-	bool soft = ds_is_soft(half, task, cfg);
-	struct ds_tracer *t, **slot;
-	struct ds_hw_info info;
-	size_t nr;
 	int err;
 
 	/* No hardware, no MSR access: every request fails the same way. */
 	if (!soft && !ds_hw_supported(half))
-		return ERR_PTR(-EOPNOTSUPP);
+		return -EOPNOTSUPP;
 
 	err = ds_check_config(half, task, cpu, cfg);
 	if (err)
-		return ERR_PTR(err);
+		return err;
 
 	if (soft) {
-		info.record_size = DS_BTS_RECORD_SIZE;
-		info.window_size = 0;
+		info->record_size = DS_BTS_RECORD_SIZE;
+		info->window_size = 0;
 	} else {
-		err = ds_hw_info(half, &info);
+		err = ds_hw_info(half, info);
 		if (err)
-			return ERR_PTR(err);
+			return err;
 	}
 
-	if (!cfg->size || cfg->size % info.record_size)
-		return ERR_PTR(-EINVAL);
-	nr = cfg->size / info.record_size;
-	if (cfg->threshold >= nr)
-		return ERR_PTR(-EINVAL);
+	if (!cfg->size || cfg->size % info->record_size)
+		return -EINVAL;
+	if (cfg->threshold >= cfg->size / info->record_size)
+		return -EINVAL;
+	return 0;
+}
+
+/* Step 2: a tracer for a checked request, not yet attached to anything. */
+static struct ds_tracer *ds_tracer_alloc(enum ds_half half,
+					 struct task_struct *task, int cpu,
+					 const struct ds_config *cfg, bool soft,
+					 size_t record_size)
+{
+	struct ds_tracer *t;
 
 	/* Made on behalf of the requester: charged to its memory cgroup. */
 	t = kzalloc(sizeof(*t), GFP_KERNEL_ACCOUNT);
 	if (!t)
-		return ERR_PTR(-ENOMEM);
+		return NULL;
 
 	t->half = half;
 	t->flags = cfg->flags;
@@ -941,49 +950,61 @@ static struct ds_tracer *ds_request(enum ds_half half,
 	t->overflow = cfg->overflow;
 	t->data = cfg->data;
 	t->base = cfg->base;
-	t->rsz = info.record_size;
-	t->nr = nr;
-	t->threshold = nr - cfg->threshold;
+	t->rsz = record_size;
+	t->nr = cfg->size / record_size;
+	t->threshold = t->nr - cfg->threshold;
 	t->armed = !!cfg->overflow;
 	raw_spin_lock_init(&t->lock);
 	t->work = IRQ_WORK_INIT_HARD(ds_overflow_work);
+	return t;
+}
 
-	mutex_lock(&ds_mutex);
+/*
+ * Step 3: mark @task as traced, unless it is exiting.
+ *
+ * An exiting task sets PF_EXITING and later tests TIF_DS in
+ * ds_exit_thread(), with smp_mb() in between; here TIF_DS is set before
+ * PF_EXITING is tested.  So either we see PF_EXITING and back out, or
+ * ds_exit_thread() sees TIF_DS and, on ds_mutex, detaches what we attach.
+ */
+static int ds_tag_task(struct task_struct *task)
+{
+	lockdep_assert_held(&ds_mutex);
 
-	err = -EBUSY;
-	slot = task ? ds_task_slot(task, half) : ds_cpu_slot(cpu, half);
-	if (*slot)
-		goto out_free;
+	set_tsk_thread_flag(task, TIF_DS);
+	/* TIF_DS before PF_EXITING; pairs with ds_exit_thread(). */
+	smp_mb__after_atomic();
+	if (!(task->flags & PF_EXITING))
+		return 0;
+	if (!ds_task_has_tracers(task))
+		clear_tsk_thread_flag(task, TIF_DS);
+	return -ESRCH;
+}
 
-	if (task) {
-		/*
-		 * An exiting task sets PF_EXITING and later tests TIF_DS in
-		 * ds_exit_thread(), with smp_mb() in between; here TIF_DS is
-		 * set before PF_EXITING is tested.  So either we see
-		 * PF_EXITING and back out, or ds_exit_thread() sees TIF_DS
-		 * and, on ds_mutex, detaches what we attach.
-		 */
-		set_tsk_thread_flag(task, TIF_DS);
-		/* TIF_DS before PF_EXITING; pairs with ds_exit_thread(). */
-		smp_mb__after_atomic();
-		err = -ESRCH;
-		if (task->flags & PF_EXITING)
-			goto out_untag;
+/* Step 4: count a tracer of @half, borrowing the half for the first. */
+static int ds_get_half(enum ds_half half, const struct ds_hw_info *info)
+{
+	int err;
+
+	lockdep_assert_held(&ds_mutex);
+
+	if (!ds_users[half]) {
+		err = ds_reserve(half, info);
+		if (err)
+			return err;
+	} else if (WARN_ON_ONCE(info->record_size !=
+				ds_info[half].record_size)) {
+		return -EINVAL;
 	}
+	ds_users[half]++;
+	return 0;
+}
 
-	/* A soft tracer has nothing to borrow. */
-	if (!soft) {
-		if (!ds_users[half]) {
-			err = ds_reserve(half, &info);
-			if (err)
-				goto out_untag;
-		} else if (WARN_ON_ONCE(info.record_size !=
-					ds_info[half].record_size)) {
-			err = -EINVAL;
-			goto out_untag;
-		}
-		ds_users[half]++;
-	}
+/* Step 5: publish @t in its slot and make its task's or cpu's cpu load it. */
+static void ds_attach(struct ds_tracer *t, struct ds_tracer **slot,
+		      struct task_struct *task, int cpu)
+{
+	lockdep_assert_held(&ds_mutex);
 
 	if (task) {
 		get_task_struct(task);
@@ -994,7 +1015,46 @@ static struct ds_tracer *ds_request(enum ds_half half,
 		WRITE_ONCE(*slot, t);
 		ds_kick_cpu(cpu);
 	}
+}
 
+static struct ds_tracer *ds_request(enum ds_half half,
+				    struct task_struct *task, int cpu,
+				    const struct ds_config *cfg)
+{
+	bool soft = ds_is_soft(half, task, cfg);
+	struct ds_tracer *t, **slot;
+	struct ds_hw_info info;
+	int err;
+
+	err = ds_request_check(half, task, cpu, cfg, soft, &info);
+	if (err)
+		return ERR_PTR(err);
+
+	t = ds_tracer_alloc(half, task, cpu, cfg, soft, info.record_size);
+	if (!t)
+		return ERR_PTR(-ENOMEM);
+
+	mutex_lock(&ds_mutex);
+
+	err = -EBUSY;
+	slot = task ? ds_task_slot(task, half) : ds_cpu_slot(cpu, half);
+	if (*slot)
+		goto out_free;
+
+	if (task) {
+		err = ds_tag_task(task);
+		if (err)
+			goto out_free;
+	}
+
+	/* A soft tracer has nothing to borrow. */
+	if (!soft) {
+		err = ds_get_half(half, &info);
+		if (err)
+			goto out_untag;
+	}
+
+	ds_attach(t, slot, task, cpu);
 	mutex_unlock(&ds_mutex);
 	return t;
 
