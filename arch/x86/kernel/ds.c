@@ -25,7 +25,6 @@
 
 #include <linux/cpu.h>
 #include <linux/cpuhotplug.h>
-#include <linux/export.h>
 #include <linux/init.h>
 #include <linux/irq_work.h>
 #include <linux/lockdep.h>
@@ -38,6 +37,7 @@
 #include <linux/sched.h>
 #include <linux/sched/clock.h>
 #include <linux/sched/task.h>
+#include <linux/sizes.h>
 #include <linux/slab.h>
 #include <linux/smp.h>
 #include <linux/spinlock.h>
@@ -50,6 +50,8 @@
 #include <asm/intel_ds.h>
 #include <asm/msr.h>
 #include <asm/perf_event.h>
+
+#include <kunit/visibility.h>
 
 #include "ds_hw.h"
 
@@ -69,8 +71,10 @@
  * @rsz: the size of one record
  * @nr: the number of records in @base
  * @threshold: the index at which @overflow is called
- * @lock: protects @index, @lost, @armed and @pebs_reset
+ * @lock: protects @index, @used, @lost, @armed and @pebs_reset
  * @index: where the next record goes, in records
+ * @used: the records written since the request or the last ds_clear():
+ *	the highest @index reached (@nr once wrapped); what ds_clear() zeroes
  * @lost: records dropped because the linear buffer was full
  * @armed: @overflow is to be called when @index reaches @threshold
  * @pebs_reset: the PEBS counter reset values
@@ -92,6 +96,7 @@ struct ds_tracer {
 	size_t threshold;
 	raw_spinlock_t lock;
 	size_t index;
+	size_t used;
 	u64 lost;
 	bool armed;
 	u64 pebs_reset[DS_PEBS_NR_RESET];
@@ -118,18 +123,42 @@ struct ds_cpu_half {
 	struct ds_tracer *slot;
 	struct ds_tracer *loaded[DS_NR_LOADED];
 	unsigned int ctl;
-	u64 saved[DS_NR_FIELDS];
+	struct ds_fields saved;
+};
+
+/*
+ * What a cpu's halves are doing, for the NMI handler and for cpu hotplug.
+ * Only the cpu itself changes it, with interrupts disabled:
+ *
+ *   DS_CPU_DEAD ---ds_cpu_online()---> DS_CPU_LOADED (nothing loaded yet)
+ *   DS_CPU_LOADED ---reload, switch---> DS_CPU_CHANGING ---> DS_CPU_LOADED
+ *   DS_CPU_LOADED ---ds_cpu_offline()--> DS_CPU_CHANGING ---> DS_CPU_DEAD
+ *
+ * DS_CPU_DEAD: nothing is loaded and nothing loads.  A cpu is dead for the
+ * arbiter from its CPUHP_AP_ONLINE_DYN teardown, while it still schedules
+ * tasks and takes IPIs, until the same state comes up again; so a traced
+ * task switched on a dying cpu, or a reload IPI that races the teardown,
+ * leaves the hardware off and no tracer pointer behind.
+ * DS_CPU_LOADED: ds_cpu_half.loaded and the windows are stable; the NMI
+ * handler may drain the BTS window in place.
+ * DS_CPU_CHANGING: a load or unload is under way; the NMI handler leaves
+ * the windows to the irq_work.
+ */
+enum ds_cpu_state {
+	DS_CPU_DEAD = 0,
+	DS_CPU_LOADED,
+	DS_CPU_CHANGING,
 };
 
 /**
  * struct ds_cpu - the arbiter's state of one cpu
  * @half: per half
- * @reloading: @half is being changed; the NMI handler leaves it alone
+ * @state: an &enum ds_cpu_state
  * @work: drains the windows after an overflow interrupt
  */
 struct ds_cpu {
 	struct ds_cpu_half half[DS_NR_HALVES];
-	bool reloading;
+	enum ds_cpu_state state;
 	struct irq_work work;
 };
 
@@ -138,10 +167,13 @@ static DEFINE_PER_CPU(struct ds_cpu, ds_cpus);
 /*
  * Locking rules:
  *
- * 1. ds_mutex serializes requests, releases, suspend/resume/flush, the
- *    exit and exec hooks and perf's claims.  It protects the tracer slots
+ * 1. ds_mutex serializes requests, releases, suspend/resume/flush and the
+ *    exit and exec hooks.  It protects the tracer slots
  *    (task->thread.ds_tracers[] and ds_cpu_half.slot), ds_users[],
- *    ds_perf_users[], ds_info[], ds_cpu_half.saved and ds_ops.
+ *    ds_info[], ds_cpu_half.saved and the KUnit model, and ds.c's side of
+ *    ds_owner[].  perf never takes it: its claims are one atomic operation
+ *    on ds_owner[] (ds_perf_get()), so that creating an event never waits
+ *    for the grace periods and IPIs of another user's request.
  * 2. A slot is read without ds_mutex only with interrupts disabled, on the
  *    cpu whose hardware it configures (context switch, IPI, irq_work,
  *    hotplug).  Writers publish with WRITE_ONCE() and then make the cpu that
@@ -149,10 +181,11 @@ static DEFINE_PER_CPU(struct ds_cpu, ds_cpus);
  *    run with interrupts disabled, synchronize_rcu() waits for any that
  *    still looks at an old value.
  * 3. struct ds_cpu, but for @slot and @saved, is used only by its own cpu
- *    with interrupts disabled.  Code that changes what is loaded sets
- *    @reloading around the change (ds_cpu_begin()); the NMI handler, which
- *    can interrupt it, only drains the BTS window in place, and only while
- *    @reloading is clear.
+ *    with interrupts disabled.  Code that changes what is loaded goes
+ *    through DS_CPU_CHANGING (ds_cpu_begin()); the NMI handler, which can
+ *    interrupt it, only drains the BTS window in place, and only in
+ *    DS_CPU_LOADED.  A dead cpu (DS_CPU_DEAD) loads nothing, so a tracer
+ *    whose cpu could not be kicked because it is offline is not loaded.
  * 4. ds_tracer.lock protects a tracer's buffer state; it is the innermost
  *    lock and may be taken in any context, in NMI context only with
  *    raw_spin_trylock().
@@ -161,29 +194,57 @@ static DEFINE_MUTEX(ds_mutex);
 
 /* The number of tracers of each half (attached or not). */
 static unsigned int ds_users[DS_NR_HALVES];
-/* The number of perf's users of each half. */
-static unsigned int ds_perf_users[DS_NR_HALVES];
+/*
+ * Who has each half: the number of perf's users if positive, -1 while ds.c
+ * has tracers on it, 0 if nobody.  perf's side is lock-free; ds.c changes
+ * it under ds_mutex, in ds_reserve() and ds_unreserve().
+ */
+static atomic_t ds_owner[DS_NR_HALVES];
 /* Record and window size, valid while ds_active[half]. */
 static struct ds_hw_info ds_info[DS_NR_HALVES];
 /* The half is borrowed from perf and may be loaded. */
 static bool ds_active[DS_NR_HALVES];
 
-static_assert(offsetof(struct debug_store, bts_interrupt_threshold) ==
-	      offsetof(struct debug_store, bts_buffer_base) +
-	      DS_F_THRESHOLD * sizeof(u64));
-static_assert(offsetof(struct debug_store, pebs_interrupt_threshold) ==
-	      offsetof(struct debug_store, pebs_buffer_base) +
-	      DS_F_THRESHOLD * sizeof(u64));
+static_assert(offsetof(struct debug_store, bts_interrupt_threshold) -
+	      offsetof(struct debug_store, bts_buffer_base) ==
+	      offsetof(struct ds_fields, threshold));
+static_assert(offsetof(struct debug_store, pebs_interrupt_threshold) -
+	      offsetof(struct debug_store, pebs_buffer_base) ==
+	      offsetof(struct ds_fields, threshold));
 static_assert(ARRAY_SIZE(((struct debug_store *)NULL)->pebs_event_reset) ==
 	      DS_PEBS_NR_RESET);
 static_assert(ARRAY_SIZE(((struct thread_struct *)NULL)->ds_tracers) ==
 	      DS_NR_HALVES);
 
 /*
- * The real hardware.
+ * The hardware.
+ *
+ * Each function below is the hardware's, called directly.  A kernel built
+ * with the KUnit suite can have them redirected to the suite's model of the
+ * DS area (ds_set_model()).  That is not a KUnit static stub: the hardware
+ * is driven from context switches, IPIs, irq_work and NMIs on any cpu and in
+ * any task, and a static stub only redirects the test's own task.  Without
+ * the suite, ds_model() is a constant %NULL and the redirection compiles
+ * away.
  */
 
-static bool ds_real_supported(enum ds_half half)
+#if IS_ENABLED(CONFIG_X86_DS_KUNIT_TEST)
+/* The suite's model; changed under ds_mutex while nothing is borrowed. */
+static const struct ds_hw_model *ds_model_ptr;
+
+static const struct ds_hw_model *ds_model(void)
+{
+	return READ_ONCE(ds_model_ptr);
+}
+#else
+static inline const struct ds_hw_model *ds_model(void)
+{
+	return NULL;
+}
+#endif
+
+/* Whether the cpu itself has @half, whatever drives it; touches no MSR. */
+static bool ds_cpu_has(enum ds_half half)
 {
 	/* perf and ds.c only know the 64-bit DS format. */
 	if (!boot_cpu_has(X86_FEATURE_DTES64))
@@ -193,15 +254,66 @@ static bool ds_real_supported(enum ds_half half)
 	return boot_cpu_has(X86_FEATURE_PEBS);
 }
 
-static struct debug_store *ds_real_area(int cpu)
+/* Whether the hardware (or the model) has @half; touches no MSR. */
+static bool ds_hw_supported(enum ds_half half)
 {
+	const struct ds_hw_model *model = ds_model();
+
+	if (unlikely(model))
+		return model->supported(half);
+	return ds_cpu_has(half);
+}
+
+static int ds_hw_info(enum ds_half half, struct ds_hw_info *info)
+{
+	const struct ds_hw_model *model = ds_model();
+
+	if (unlikely(model))
+		return model->info(half, info);
+	return x86_perf_ds_info(half, info);
+}
+
+static int ds_hw_reserve(enum ds_half half)
+{
+	const struct ds_hw_model *model = ds_model();
+
+	if (unlikely(model))
+		return model->reserve(half);
+	return x86_perf_ds_reserve(half);
+}
+
+static void ds_hw_unreserve(enum ds_half half)
+{
+	const struct ds_hw_model *model = ds_model();
+
+	if (unlikely(model)) {
+		model->unreserve(half);
+		return;
+	}
+	x86_perf_ds_unreserve(half);
+}
+
+/* The DS area of @cpu, the one MSR_IA32_DS_AREA points to. */
+static struct debug_store *ds_hw_area(int cpu)
+{
+	const struct ds_hw_model *model = ds_model();
+
+	if (unlikely(model))
+		return model->area(cpu);
 	return &get_cpu_entry_area(cpu)->cpu_debug_store;
 }
 
-static void *ds_real_window(int cpu, enum ds_half half)
+/*
+ * The buffer of @half on @cpu that the hardware writes into: perf's, in
+ * the cpu_entry_area, which the user page tables map too.
+ */
+static void *ds_hw_window(int cpu, enum ds_half half)
 {
+	const struct ds_hw_model *model = ds_model();
 	struct debug_store_buffers *buf;
 
+	if (unlikely(model))
+		return model->window(cpu, half);
 	buf = &get_cpu_entry_area(cpu)->cpu_debug_buffers;
 	return half == DS_BTS ? buf->bts_buffer : buf->pebs_buffer;
 }
@@ -210,9 +322,16 @@ static void *ds_real_window(int cpu, enum ds_half half)
 	(DEBUGCTLMSR_TR | DEBUGCTLMSR_BTS | DEBUGCTLMSR_BTINT |	\
 	 DEBUGCTLMSR_BTS_OFF_OS | DEBUGCTLMSR_BTS_OFF_USR)
 
-static void ds_real_set_ctl(enum ds_half half, unsigned int ctl)
+/* Program @half of this cpu with DS_CTL_* bits; 0 stops it. */
+static void ds_hw_set_ctl(enum ds_half half, unsigned int ctl)
 {
+	const struct ds_hw_model *model = ds_model();
 	unsigned long debugctl;
+
+	if (unlikely(model)) {
+		model->set_ctl(half, ctl);
+		return;
+	}
 
 	/*
 	 * The PEBS half is armed per counter (MSR_IA32_PEBS_ENABLE and the
@@ -236,42 +355,51 @@ static void ds_real_set_ctl(enum ds_half half, unsigned int ctl)
 	update_debugctlmsr(debugctl);
 }
 
-static void ds_real_ack(void)
+/* Re-arm the overflow interrupt on this cpu after a drain. */
+static void ds_hw_ack(void)
 {
+	const struct ds_hw_model *model = ds_model();
+
+	if (unlikely(model)) {
+		model->ack();
+		return;
+	}
+
 	/* The LVT entry masks itself when it delivers the interrupt. */
 	if (boot_cpu_has(X86_FEATURE_PEBS) && READ_ONCE(ds_active[DS_PEBS]))
 		wrmsrl(MSR_CORE_PERF_GLOBAL_OVF_CTRL, GLOBAL_STATUS_BUFFER_OVF);
 	apic_write(APIC_LVTPC, APIC_DM_NMI);
 }
 
-static const struct ds_hw_ops ds_real_ops = {
-	.supported	= ds_real_supported,
-	.info		= x86_perf_ds_info,
-	.reserve	= x86_perf_ds_reserve,
-	.unreserve	= x86_perf_ds_unreserve,
-	.area		= ds_real_area,
-	.window		= ds_real_window,
-	.set_ctl	= ds_real_set_ctl,
-	.ack		= ds_real_ack,
-};
-
-static const struct ds_hw_ops *ds_ops = &ds_real_ops;
-
 /**
  * ds_area_fields() - the four fields of a half in a DS area
  * @ds: the DS area
  * @half: the half
  *
- * Return: the buffer base field of @half; index with &enum ds_field.
+ * Return: the fields of @half, which are laid out as &struct ds_fields.
  */
-u64 *ds_area_fields(struct debug_store *ds, enum ds_half half)
+VISIBLE_IF_KUNIT struct ds_fields *ds_area_fields(struct debug_store *ds,
+						  enum ds_half half)
 {
-	return half == DS_BTS ? &ds->bts_buffer_base : &ds->pebs_buffer_base;
+	return (struct ds_fields *)(half == DS_BTS ? &ds->bts_buffer_base :
+						      &ds->pebs_buffer_base);
 }
 
 /*
  * Tracer buffers.
  */
+
+/*
+ * The most ds_write() copies and ds_clear() zeroes with interrupts off at
+ * a time: a buffer may be megabytes, and callers include an unprivileged
+ * ptrace loop.  A window drain copies at most the window.
+ */
+#define DS_IRQOFF_BYTES		SZ_8K
+
+static size_t ds_irqoff_records(const struct ds_tracer *t)
+{
+	return max_t(size_t, DS_IRQOFF_BYTES / t->rsz, 1);
+}
 
 /* Whether a record is of kernel mode, by the address that was executing. */
 static bool ds_record_is_kernel(enum ds_half half, const u8 *rec)
@@ -294,6 +422,7 @@ static bool __ds_store(struct ds_tracer *t, const void *rec)
 
 	memcpy(t->base + t->index * t->rsz, rec, t->rsz);
 	t->index++;
+	t->used = max(t->used, t->index);
 
 	if (t->overflow) {
 		if (t->armed && t->index >= t->threshold) {
@@ -372,10 +501,11 @@ static void ds_drain_window(struct ds_cpu_half *ch, enum ds_half half,
 			    void (*deliver)(struct ds_tracer *t, const u8 *rec,
 					    const u8 *top))
 {
-	u64 *f = ds_area_fields(ds_ops->area(smp_processor_id()), half);
-	const u8 *base = (const u8 *)(unsigned long)f[DS_F_BASE];
-	const u8 *top = (const u8 *)(unsigned long)f[DS_F_INDEX];
-	const u8 *max = (const u8 *)(unsigned long)f[DS_F_MAX];
+	struct ds_fields *f = ds_area_fields(ds_hw_area(smp_processor_id()),
+					     half);
+	const u8 *base = (const u8 *)(unsigned long)f->base;
+	const u8 *top = (const u8 *)(unsigned long)f->index;
+	const u8 *max = (const u8 *)(unsigned long)f->max;
 	int i;
 
 	/* The hardware never writes beyond the maximum. */
@@ -386,7 +516,7 @@ static void ds_drain_window(struct ds_cpu_half *ch, enum ds_half half,
 		if (ch->loaded[i] && top > base)
 			deliver(ch->loaded[i], base, top);
 	}
-	f[DS_F_INDEX] = f[DS_F_BASE];
+	f->index = f->base;
 }
 
 /* Move the window's records to the tracers they were written for. */
@@ -404,20 +534,26 @@ static void ds_drain(struct ds_cpu_half *ch, enum ds_half half)
 /*
  * Bracket a change of what this cpu has loaded, so that the NMI handler
  * does not drain a window that is being drained or set up.  The NMI runs
- * on this cpu, so compiler barriers order the flag against the change.
+ * on this cpu: compiler barriers order the state against the change.
+ *
+ * Return: false if the cpu is dead for the arbiter; then nothing is loaded
+ * and nothing may be.
  */
-static void ds_cpu_begin(struct ds_cpu *dc)
+static bool ds_cpu_begin(struct ds_cpu *dc)
 {
 	lockdep_assert_irqs_disabled();
 
-	WRITE_ONCE(dc->reloading, true);
+	if (dc->state == DS_CPU_DEAD)
+		return false;
+	WRITE_ONCE(dc->state, DS_CPU_CHANGING);
 	barrier();
+	return true;
 }
 
-static void ds_cpu_end(struct ds_cpu *dc)
+static void ds_cpu_end(struct ds_cpu *dc, enum ds_cpu_state state)
 {
 	barrier();
-	WRITE_ONCE(dc->reloading, false);
+	WRITE_ONCE(dc->state, state);
 }
 
 static void ds_cpu_unload(struct ds_cpu_half *ch, enum ds_half half)
@@ -426,7 +562,7 @@ static void ds_cpu_unload(struct ds_cpu_half *ch, enum ds_half half)
 		return;
 
 	/* Stop the hardware before taking the records from under it. */
-	ds_ops->set_ctl(half, 0);
+	ds_hw_set_ctl(half, 0);
 	ch->ctl = 0;
 	ds_drain(ch, half);
 }
@@ -442,9 +578,10 @@ static void ds_cpu_load(struct ds_cpu_half *ch, enum ds_half half,
 	int cpu = smp_processor_id();
 	struct ds_tracer *ct, *tt;
 	unsigned int flags = 0;
+	struct ds_fields *f;
 	size_t nr, slack;
 	unsigned int ctl;
-	u64 base, *f;
+	u64 base;
 
 	lockdep_assert_irqs_disabled();
 
@@ -463,19 +600,19 @@ static void ds_cpu_load(struct ds_cpu_half *ch, enum ds_half half,
 	/* Like perf: interrupt with a sixteenth of the window to spare. */
 	nr = ds_info[half].window_size / ds_info[half].record_size;
 	slack = max_t(size_t, nr / 16, 1);
-	base = (unsigned long)ds_ops->window(cpu, half);
-	f = ds_area_fields(ds_ops->area(cpu), half);
-	f[DS_F_BASE] = base;
-	f[DS_F_INDEX] = base;
-	f[DS_F_MAX] = base + nr * ds_info[half].record_size;
-	f[DS_F_THRESHOLD] = base + (nr - slack) * ds_info[half].record_size;
+	base = (unsigned long)ds_hw_window(cpu, half);
+	f = ds_area_fields(ds_hw_area(cpu), half);
+	f->base = base;
+	f->index = base;
+	f->max = base + nr * ds_info[half].record_size;
+	f->threshold = base + (nr - slack) * ds_info[half].record_size;
 
 	if (half == DS_PEBS) {
 		/* The task's values apply while it runs. */
 		struct ds_tracer *src = tt ? tt : ct;
 
 		raw_spin_lock(&src->lock);
-		memcpy(ds_ops->area(cpu)->pebs_event_reset, src->pebs_reset,
+		memcpy(ds_hw_area(cpu)->pebs_event_reset, src->pebs_reset,
 		       sizeof(src->pebs_reset));
 		raw_spin_unlock(&src->lock);
 	}
@@ -486,7 +623,7 @@ static void ds_cpu_load(struct ds_cpu_half *ch, enum ds_half half,
 	if (flags & DS_TRACE_KERNEL)
 		ctl |= DS_CTL_KERNEL;
 	ch->ctl = ctl;
-	ds_ops->set_ctl(half, ctl);
+	ds_hw_set_ctl(half, ctl);
 }
 
 /* Drain this cpu's windows and load what @task and the cpu want now. */
@@ -495,14 +632,15 @@ static void ds_cpu_reload(struct task_struct *task)
 	struct ds_cpu *dc = this_cpu_ptr(&ds_cpus);
 	int half;
 
-	ds_cpu_begin(dc);
+	if (!ds_cpu_begin(dc))
+		return;
 	for (half = 0; half < DS_NR_HALVES; half++) {
 		ds_cpu_unload(&dc->half[half], half);
 		/* Pairs with the release in ds_reserve(): ds_info is set. */
 		if (smp_load_acquire(&ds_active[half]))
 			ds_cpu_load(&dc->half[half], half, task);
 	}
-	ds_cpu_end(dc);
+	ds_cpu_end(dc, DS_CPU_LOADED);
 }
 
 static void ds_reload_ipi(void *unused)
@@ -512,7 +650,14 @@ static void ds_reload_ipi(void *unused)
 
 static void ds_kick_cpu(int cpu)
 {
-	/* An offline cpu is unloaded and reloads in ds_cpu_online(). */
+	/*
+	 * Order the slot update before the test of cpu_online() in
+	 * smp_call_function_single(); pairs with smp_mb() in ds_cpu_online().
+	 * An offline cpu is dead for the arbiter (ds_cpu_offline() ran before
+	 * it left the online mask) and reads the slot in ds_cpu_online(); so
+	 * the -ENXIO of an offline cpu is no error.
+	 */
+	smp_mb();
 	smp_call_function_single(cpu, ds_reload_ipi, NULL, 1);
 }
 
@@ -534,12 +679,12 @@ static void ds_kick_task(struct task_struct *task)
  *
  * Context: hard interrupt context or interrupts disabled.
  */
-void ds_hw_overflow(void)
+VISIBLE_IF_KUNIT void ds_hw_overflow(void)
 {
 	lockdep_assert_irqs_disabled();
 
 	ds_cpu_reload(current);
-	ds_ops->ack();
+	ds_hw_ack();
 }
 
 static void ds_overflow_irq_work(struct irq_work *work)
@@ -566,7 +711,7 @@ static bool ds_drain_bts_nmi(struct ds_cpu *dc)
 	struct ds_cpu_half *ch = &dc->half[DS_BTS];
 	int i, locked;
 
-	if (READ_ONCE(dc->reloading))
+	if (READ_ONCE(dc->state) != DS_CPU_LOADED)
 		return false;
 
 	for (locked = 0; locked < DS_NR_LOADED; locked++) {
@@ -578,9 +723,9 @@ static bool ds_drain_bts_nmi(struct ds_cpu *dc)
 
 	if (locked == DS_NR_LOADED) {
 		/* Stop the hardware before taking the records from under it. */
-		ds_ops->set_ctl(DS_BTS, 0);
+		ds_hw_set_ctl(DS_BTS, 0);
 		ds_drain_window(ch, DS_BTS, __ds_deliver);
-		ds_ops->set_ctl(DS_BTS, ch->ctl);
+		ds_hw_set_ctl(DS_BTS, ch->ctl);
 	}
 
 	for (i = 0; i < locked; i++) {
@@ -593,12 +738,12 @@ static bool ds_drain_bts_nmi(struct ds_cpu *dc)
 /* Whether @half of this cpu has reached its interrupt threshold. */
 static bool ds_cpu_overflowed(struct ds_cpu *dc, enum ds_half half)
 {
-	u64 *f;
+	struct ds_fields *f;
 
 	if (!(READ_ONCE(dc->half[half].ctl) & DS_CTL_INT))
 		return false;
-	f = ds_area_fields(ds_ops->area(smp_processor_id()), half);
-	return READ_ONCE(f[DS_F_INDEX]) >= READ_ONCE(f[DS_F_THRESHOLD]);
+	f = ds_area_fields(ds_hw_area(smp_processor_id()), half);
+	return READ_ONCE(f->index) >= READ_ONCE(f->threshold);
 }
 
 static int ds_nmi_handler(unsigned int cmd, struct pt_regs *regs)
@@ -619,7 +764,7 @@ static int ds_nmi_handler(unsigned int cmd, struct pt_regs *regs)
 	if (pebs || !ds_drain_bts_nmi(dc))
 		irq_work_queue(&dc->work);
 	else
-		ds_ops->ack();
+		ds_hw_ack();
 	return NMI_HANDLED;
 }
 
@@ -633,15 +778,20 @@ static int ds_reserve(enum ds_half half, const struct ds_hw_info *info)
 
 	lockdep_assert_held(&ds_mutex);
 
-	err = ds_ops->reserve(half);
-	if (err)
+	/* Not while perf uses the half; perf's claims fail from here on. */
+	if (!atomic_dec_unless_positive(&ds_owner[half]))
+		return -EBUSY;
+
+	err = ds_hw_reserve(half);
+	if (err) {
+		atomic_inc(&ds_owner[half]);
 		return err;
+	}
 
 	for_each_possible_cpu(cpu) {
-		u64 *f = ds_area_fields(ds_ops->area(cpu), half);
+		struct ds_fields *f = ds_area_fields(ds_hw_area(cpu), half);
 
-		memcpy(per_cpu_ptr(&ds_cpus, cpu)->half[half].saved, f,
-		       sizeof(u64) * DS_NR_FIELDS);
+		per_cpu_ptr(&ds_cpus, cpu)->half[half].saved = *f;
 	}
 	ds_info[half] = *info;
 	/* Pairs with the acquire in ds_cpu_reload(). */
@@ -660,12 +810,14 @@ static void ds_unreserve(enum ds_half half)
 	synchronize_rcu();
 
 	for_each_possible_cpu(cpu) {
-		u64 *f = ds_area_fields(ds_ops->area(cpu), half);
+		struct ds_fields *f = ds_area_fields(ds_hw_area(cpu), half);
 
-		memcpy(f, per_cpu_ptr(&ds_cpus, cpu)->half[half].saved,
-		       sizeof(u64) * DS_NR_FIELDS);
+		*f = per_cpu_ptr(&ds_cpus, cpu)->half[half].saved;
 	}
-	ds_ops->unreserve(half);
+	ds_hw_unreserve(half);
+	/* perf's fields are back before perf may claim the half. */
+	smp_mb__before_atomic();
+	atomic_inc(&ds_owner[half]);
 }
 
 /*
@@ -744,42 +896,52 @@ static bool ds_is_soft(enum ds_half half, struct task_struct *task,
 	return cfg && half == DS_BTS && task && cfg->flags == DS_TIMESTAMPS;
 }
 
-static struct ds_tracer *ds_request(enum ds_half half,
-				    struct task_struct *task, int cpu,
-				    const struct ds_config *cfg)
+/*
+ * Step 1 of a request: check it against the hardware and @cfg, and say
+ * what a record and the window of @half are.  Takes no lock.
+ */
+static int ds_request_check(enum ds_half half, struct task_struct *task,
+			    int cpu, const struct ds_config *cfg, bool soft,
+			    struct ds_hw_info *info)
 {
-	bool soft = ds_is_soft(half, task, cfg);
-	struct ds_tracer *t, **slot;
-	struct ds_hw_info info;
-	size_t nr;
 	int err;
 
 	/* No hardware, no MSR access: every request fails the same way. */
-	if (!soft && !ds_ops->supported(half))
-		return ERR_PTR(-EOPNOTSUPP);
+	if (!soft && !ds_hw_supported(half))
+		return -EOPNOTSUPP;
 
 	err = ds_check_config(half, task, cpu, cfg);
 	if (err)
-		return ERR_PTR(err);
+		return err;
 
 	if (soft) {
-		info.record_size = DS_BTS_RECORD_SIZE;
-		info.window_size = 0;
+		info->record_size = DS_BTS_RECORD_SIZE;
+		info->window_size = 0;
 	} else {
-		err = ds_ops->info(half, &info);
+		err = ds_hw_info(half, info);
 		if (err)
-			return ERR_PTR(err);
+			return err;
 	}
 
-	if (!cfg->size || cfg->size % info.record_size)
-		return ERR_PTR(-EINVAL);
-	nr = cfg->size / info.record_size;
-	if (cfg->threshold >= nr)
-		return ERR_PTR(-EINVAL);
+	if (!cfg->size || cfg->size % info->record_size)
+		return -EINVAL;
+	if (cfg->threshold >= cfg->size / info->record_size)
+		return -EINVAL;
+	return 0;
+}
 
-	t = kzalloc(sizeof(*t), GFP_KERNEL);
+/* Step 2: a tracer for a checked request, not yet attached to anything. */
+static struct ds_tracer *ds_tracer_alloc(enum ds_half half,
+					 struct task_struct *task, int cpu,
+					 const struct ds_config *cfg, bool soft,
+					 size_t record_size)
+{
+	struct ds_tracer *t;
+
+	/* Made on behalf of the requester: charged to its memory cgroup. */
+	t = kzalloc(sizeof(*t), GFP_KERNEL_ACCOUNT);
 	if (!t)
-		return ERR_PTR(-ENOMEM);
+		return NULL;
 
 	t->half = half;
 	t->flags = cfg->flags;
@@ -788,52 +950,61 @@ static struct ds_tracer *ds_request(enum ds_half half,
 	t->overflow = cfg->overflow;
 	t->data = cfg->data;
 	t->base = cfg->base;
-	t->rsz = info.record_size;
-	t->nr = nr;
-	t->threshold = nr - cfg->threshold;
+	t->rsz = record_size;
+	t->nr = cfg->size / record_size;
+	t->threshold = t->nr - cfg->threshold;
 	t->armed = !!cfg->overflow;
 	raw_spin_lock_init(&t->lock);
 	t->work = IRQ_WORK_INIT_HARD(ds_overflow_work);
+	return t;
+}
 
-	mutex_lock(&ds_mutex);
+/*
+ * Step 3: mark @task as traced, unless it is exiting.
+ *
+ * An exiting task sets PF_EXITING and later tests TIF_DS in
+ * ds_exit_thread(), with smp_mb() in between; here TIF_DS is set before
+ * PF_EXITING is tested.  So either we see PF_EXITING and back out, or
+ * ds_exit_thread() sees TIF_DS and, on ds_mutex, detaches what we attach.
+ */
+static int ds_tag_task(struct task_struct *task)
+{
+	lockdep_assert_held(&ds_mutex);
 
-	err = -EBUSY;
-	if (!soft && ds_perf_users[half])
-		goto out_free;
+	set_tsk_thread_flag(task, TIF_DS);
+	/* TIF_DS before PF_EXITING; pairs with ds_exit_thread(). */
+	smp_mb__after_atomic();
+	if (!(task->flags & PF_EXITING))
+		return 0;
+	if (!ds_task_has_tracers(task))
+		clear_tsk_thread_flag(task, TIF_DS);
+	return -ESRCH;
+}
 
-	slot = task ? ds_task_slot(task, half) : ds_cpu_slot(cpu, half);
-	if (*slot)
-		goto out_free;
+/* Step 4: count a tracer of @half, borrowing the half for the first. */
+static int ds_get_half(enum ds_half half, const struct ds_hw_info *info)
+{
+	int err;
 
-	if (task) {
-		/*
-		 * An exiting task sets PF_EXITING and later tests TIF_DS in
-		 * ds_exit_thread(), with smp_mb() in between; here TIF_DS is
-		 * set before PF_EXITING is tested.  So either we see
-		 * PF_EXITING and back out, or ds_exit_thread() sees TIF_DS
-		 * and, on ds_mutex, detaches what we attach.
-		 */
-		set_tsk_thread_flag(task, TIF_DS);
-		/* TIF_DS before PF_EXITING; pairs with ds_exit_thread(). */
-		smp_mb__after_atomic();
-		err = -ESRCH;
-		if (task->flags & PF_EXITING)
-			goto out_untag;
+	lockdep_assert_held(&ds_mutex);
+
+	if (!ds_users[half]) {
+		err = ds_reserve(half, info);
+		if (err)
+			return err;
+	} else if (WARN_ON_ONCE(info->record_size !=
+				ds_info[half].record_size)) {
+		return -EINVAL;
 	}
+	ds_users[half]++;
+	return 0;
+}
 
-	/* A soft tracer has nothing to borrow. */
-	if (!soft) {
-		if (!ds_users[half]) {
-			err = ds_reserve(half, &info);
-			if (err)
-				goto out_untag;
-		} else if (WARN_ON_ONCE(info.record_size !=
-					ds_info[half].record_size)) {
-			err = -EINVAL;
-			goto out_untag;
-		}
-		ds_users[half]++;
-	}
+/* Step 5: publish @t in its slot and make its task's or cpu's cpu load it. */
+static void ds_attach(struct ds_tracer *t, struct ds_tracer **slot,
+		      struct task_struct *task, int cpu)
+{
+	lockdep_assert_held(&ds_mutex);
 
 	if (task) {
 		get_task_struct(task);
@@ -844,7 +1015,46 @@ static struct ds_tracer *ds_request(enum ds_half half,
 		WRITE_ONCE(*slot, t);
 		ds_kick_cpu(cpu);
 	}
+}
 
+static struct ds_tracer *ds_request(enum ds_half half,
+				    struct task_struct *task, int cpu,
+				    const struct ds_config *cfg)
+{
+	bool soft = ds_is_soft(half, task, cfg);
+	struct ds_tracer *t, **slot;
+	struct ds_hw_info info;
+	int err;
+
+	err = ds_request_check(half, task, cpu, cfg, soft, &info);
+	if (err)
+		return ERR_PTR(err);
+
+	t = ds_tracer_alloc(half, task, cpu, cfg, soft, info.record_size);
+	if (!t)
+		return ERR_PTR(-ENOMEM);
+
+	mutex_lock(&ds_mutex);
+
+	err = -EBUSY;
+	slot = task ? ds_task_slot(task, half) : ds_cpu_slot(cpu, half);
+	if (*slot)
+		goto out_free;
+
+	if (task) {
+		err = ds_tag_task(task);
+		if (err)
+			goto out_free;
+	}
+
+	/* A soft tracer has nothing to borrow. */
+	if (!soft) {
+		err = ds_get_half(half, &info);
+		if (err)
+			goto out_untag;
+	}
+
+	ds_attach(t, slot, task, cpu);
 	mutex_unlock(&ds_mutex);
 	return t;
 
@@ -890,7 +1100,6 @@ struct ds_tracer *ds_request_bts(struct task_struct *task, int cpu,
 {
 	return ds_request(DS_BTS, task, cpu, cfg);
 }
-EXPORT_SYMBOL_GPL(ds_request_bts);
 
 /**
  * ds_request_pebs() - collect PEBS records of a task or a cpu
@@ -911,7 +1120,6 @@ struct ds_tracer *ds_request_pebs(struct task_struct *task, int cpu,
 {
 	return ds_request(DS_PEBS, task, cpu, cfg);
 }
-EXPORT_SYMBOL_GPL(ds_request_pebs);
 
 /**
  * ds_release() - stop a tracer and free it
@@ -959,7 +1167,6 @@ int ds_release(struct ds_tracer *tracer)
 	kfree(tracer);
 	return 0;
 }
-EXPORT_SYMBOL_GPL(ds_release);
 
 /* Make the hardware of @t's task or cpu reflect @t's state. */
 static void ds_kick_tracer(struct ds_tracer *t)
@@ -1004,7 +1211,6 @@ int ds_suspend(struct ds_tracer *tracer)
 {
 	return ds_set_suspended(tracer, true);
 }
-EXPORT_SYMBOL_GPL(ds_suspend);
 
 /**
  * ds_resume() - continue tracing after ds_suspend()
@@ -1017,7 +1223,6 @@ int ds_resume(struct ds_tracer *tracer)
 {
 	return ds_set_suspended(tracer, false);
 }
-EXPORT_SYMBOL_GPL(ds_resume);
 
 /**
  * ds_flush() - move the records traced so far into the buffer
@@ -1041,7 +1246,6 @@ int ds_flush(struct ds_tracer *tracer)
 	mutex_unlock(&ds_mutex);
 	return 0;
 }
-EXPORT_SYMBOL_GPL(ds_flush);
 
 /**
  * ds_record_size() - the size of one record of a half
@@ -1059,12 +1263,11 @@ int ds_record_size(enum ds_half half)
 
 	if (half != DS_BTS && half != DS_PEBS)
 		return -EINVAL;
-	if (!ds_ops->supported(half))
+	if (!ds_hw_supported(half))
 		return -EOPNOTSUPP;
-	err = ds_ops->info(half, &info);
+	err = ds_hw_info(half, &info);
 	return err ? err : info.record_size;
 }
-EXPORT_SYMBOL_GPL(ds_record_size);
 
 /*
  * Buffer access.  These do not drain the window (see ds_flush()), take
@@ -1093,7 +1296,6 @@ int ds_get_index(struct ds_tracer *tracer, size_t *index)
 	raw_spin_unlock_irqrestore(&tracer->lock, irqflags);
 	return 0;
 }
-EXPORT_SYMBOL_GPL(ds_get_index);
 
 /**
  * ds_get_end() - the number of records the buffer holds
@@ -1111,7 +1313,6 @@ int ds_get_end(struct ds_tracer *tracer, size_t *end)
 	*end = tracer->nr;
 	return 0;
 }
-EXPORT_SYMBOL_GPL(ds_get_end);
 
 /**
  * ds_get_lost() - the number of records dropped because the buffer was full
@@ -1135,7 +1336,6 @@ int ds_get_lost(struct ds_tracer *tracer, u64 *lost)
 	raw_spin_unlock_irqrestore(&tracer->lock, irqflags);
 	return 0;
 }
-EXPORT_SYMBOL_GPL(ds_get_lost);
 
 /**
  * ds_access() - the address of a record
@@ -1154,7 +1354,6 @@ int ds_access(struct ds_tracer *tracer, size_t index, const void **record)
 	*record = tracer->base + index * tracer->rsz;
 	return 0;
 }
-EXPORT_SYMBOL_GPL(ds_access);
 
 /**
  * ds_write() - append records to the buffer
@@ -1164,47 +1363,46 @@ EXPORT_SYMBOL_GPL(ds_access);
  *
  * The records are stored as if traced: a circular buffer wraps, a linear
  * buffer calls the overflow callback at its threshold and drops records
- * once full.  A record the hardware traced meanwhile may come before or
- * after them.
+ * once full.  A record the hardware traced meanwhile may come before,
+ * after or among them: they are stored a few kilobytes at a time, with
+ * interrupts enabled in between.
  *
  * Context: any.
  * Return: the number of bytes stored, or -EINVAL for a bad argument.
  */
 int ds_write(struct ds_tracer *tracer, const void *record, size_t size)
 {
+	const u8 *rec = record, *end;
 	unsigned long irqflags;
-	const u8 *rec = record;
 	int written = 0;
+	size_t step;
 
 	if (IS_ERR_OR_NULL(tracer) || !record || !size || size > INT_MAX ||
 	    size % tracer->rsz)
 		return -EINVAL;
 
-	raw_spin_lock_irqsave(&tracer->lock, irqflags);
-	for (; size; size -= tracer->rsz, rec += tracer->rsz) {
-		if (__ds_store(tracer, rec))
-			written += tracer->rsz;
+	/* A step at a time, interrupts on in between: see DS_IRQOFF_BYTES. */
+	step = ds_irqoff_records(tracer) * tracer->rsz;
+	while (size) {
+		end = rec + min(size, step);
+		size -= end - rec;
+		raw_spin_lock_irqsave(&tracer->lock, irqflags);
+		for (; rec < end; rec += tracer->rsz) {
+			if (__ds_store(tracer, rec))
+				written += tracer->rsz;
+		}
+		raw_spin_unlock_irqrestore(&tracer->lock, irqflags);
 	}
-	raw_spin_unlock_irqrestore(&tracer->lock, irqflags);
 	return written;
 }
-EXPORT_SYMBOL_GPL(ds_write);
 
-static int ds_reset_or_clear(struct ds_tracer *t, bool clear)
+static void __ds_reset(struct ds_tracer *t)
 {
-	unsigned long irqflags;
+	lockdep_assert_held(&t->lock);
 
-	if (IS_ERR_OR_NULL(t))
-		return -EINVAL;
-
-	raw_spin_lock_irqsave(&t->lock, irqflags);
-	if (clear)
-		memset(t->base, 0, t->nr * t->rsz);
 	t->index = 0;
 	t->lost = 0;
 	t->armed = !!t->overflow;
-	raw_spin_unlock_irqrestore(&t->lock, irqflags);
-	return 0;
 }
 
 /**
@@ -1219,24 +1417,57 @@ static int ds_reset_or_clear(struct ds_tracer *t, bool clear)
  */
 int ds_reset(struct ds_tracer *tracer)
 {
-	return ds_reset_or_clear(tracer, false);
+	unsigned long irqflags;
+
+	if (IS_ERR_OR_NULL(tracer))
+		return -EINVAL;
+
+	raw_spin_lock_irqsave(&tracer->lock, irqflags);
+	__ds_reset(tracer);
+	raw_spin_unlock_irqrestore(&tracer->lock, irqflags);
+	return 0;
 }
-EXPORT_SYMBOL_GPL(ds_reset);
 
 /**
- * ds_clear() - zero the buffer and start over
+ * ds_clear() - zero the records and start over
  * @tracer: the tracer
  *
- * Like ds_reset(), and the buffer is zeroed.
+ * Like ds_reset(), and the records written since the request or the last
+ * ds_clear() are zeroed; what the buffer held before the request stays.
+ * The zeroing is done a few kilobytes at a time with interrupts enabled in
+ * between, so its cost follows what was written, not the buffer's size;
+ * records stored meanwhile are kept.
  *
  * Context: any.
  * Return: 0, or -EINVAL if @tracer is not a tracer.
  */
 int ds_clear(struct ds_tracer *tracer)
 {
-	return ds_reset_or_clear(tracer, true);
+	size_t pos, from, to, end, step;
+	unsigned long irqflags;
+
+	if (IS_ERR_OR_NULL(tracer))
+		return -EINVAL;
+
+	raw_spin_lock_irqsave(&tracer->lock, irqflags);
+	end = tracer->used;
+	tracer->used = 0;
+	__ds_reset(tracer);
+	raw_spin_unlock_irqrestore(&tracer->lock, irqflags);
+
+	step = ds_irqoff_records(tracer);
+	for (pos = 0; pos < end; pos += step) {
+		raw_spin_lock_irqsave(&tracer->lock, irqflags);
+		/* Below @used are records stored since: keep them. */
+		from = max(pos, tracer->used);
+		to = min(pos + step, end);
+		if (from < to)
+			memset(tracer->base + from * tracer->rsz, 0,
+			       (to - from) * tracer->rsz);
+		raw_spin_unlock_irqrestore(&tracer->lock, irqflags);
+	}
+	return 0;
 }
-EXPORT_SYMBOL_GPL(ds_clear);
 
 /**
  * ds_get_pebs_reset() - read a PEBS counter reset value
@@ -1261,7 +1492,6 @@ int ds_get_pebs_reset(struct ds_tracer *tracer, unsigned int counter,
 	raw_spin_unlock_irqrestore(&tracer->lock, irqflags);
 	return 0;
 }
-EXPORT_SYMBOL_GPL(ds_get_pebs_reset);
 
 /**
  * ds_set_pebs_reset() - set a PEBS counter reset value
@@ -1290,7 +1520,6 @@ int ds_set_pebs_reset(struct ds_tracer *tracer, unsigned int counter,
 	raw_spin_unlock_irqrestore(&tracer->lock, irqflags);
 	return 0;
 }
-EXPORT_SYMBOL_GPL(ds_set_pebs_reset);
 
 /*
  * Hooks of the x86 core.
@@ -1324,24 +1553,28 @@ static void ds_switch_record(struct task_struct *task,
 void ds_switch_to(struct task_struct *prev, struct task_struct *next)
 {
 	struct ds_cpu *dc = this_cpu_ptr(&ds_cpus);
+	bool live;
 	int half;
 
-	ds_cpu_begin(dc);
+	/* On a dying cpu only the switch records are written. */
+	live = ds_cpu_begin(dc);
 	for (half = 0; half < DS_NR_HALVES; half++) {
 		struct ds_cpu_half *ch = &dc->half[half];
 
 		/* @prev's branches go into its buffer before the record. */
-		ds_cpu_unload(ch, half);
+		if (live)
+			ds_cpu_unload(ch, half);
 		if (half == DS_BTS)
 			ds_switch_record(prev, DS_BTS_TASK_DEPARTS);
 
 		/* Pairs with the release in ds_reserve(): ds_info is set. */
-		if (smp_load_acquire(&ds_active[half]))
+		if (live && smp_load_acquire(&ds_active[half]))
 			ds_cpu_load(ch, half, next);
 		if (half == DS_BTS)
 			ds_switch_record(next, DS_BTS_TASK_ARRIVES);
 	}
-	ds_cpu_end(dc);
+	if (live)
+		ds_cpu_end(dc, DS_CPU_LOADED);
 }
 
 /**
@@ -1426,61 +1659,53 @@ void ds_exit_thread(struct task_struct *task)
  * ds_perf_get() - perf starts using a half
  * @half: %DS_BTS or %DS_PEBS
  *
- * Called by perf when it creates an event that uses @half.
+ * Called by perf when it creates an event that uses @half, also for each
+ * inherited copy at fork.  One atomic operation: it never waits for ds.c.
  *
- * Context: process context, may sleep.
+ * Context: any.
  * Return: 0, or -EBUSY while ds.c has tracers on @half.
  */
 int ds_perf_get(enum ds_half half)
 {
-	int err = 0;
-
-	mutex_lock(&ds_mutex);
-	if (ds_users[half])
-		err = -EBUSY;
-	else
-		ds_perf_users[half]++;
-	mutex_unlock(&ds_mutex);
-	return err;
+	return atomic_inc_unless_negative(&ds_owner[half]) ? 0 : -EBUSY;
 }
-EXPORT_SYMBOL_GPL(ds_perf_get);
 
 /**
  * ds_perf_put() - perf stops using a half
  * @half: %DS_BTS or %DS_PEBS, as given to a successful ds_perf_get()
  *
- * Context: process context, may sleep.
+ * Context: any.
  */
 void ds_perf_put(enum ds_half half)
 {
-	mutex_lock(&ds_mutex);
-	if (!WARN_ON_ONCE(!ds_perf_users[half]))
-		ds_perf_users[half]--;
-	mutex_unlock(&ds_mutex);
+	WARN_ON_ONCE(atomic_dec_return(&ds_owner[half]) < 0);
 }
-EXPORT_SYMBOL_GPL(ds_perf_put);
 
 /*
- * For the KUnit suite.
+ * For the KUnit suite, which is built in: visible to it, exported to no
+ * module.
  */
 
+#if IS_ENABLED(CONFIG_X86_DS_KUNIT_TEST)
 /**
- * ds_set_hw_ops() - replace the hardware layer
- * @ops: the new layer, or %NULL for the real hardware
+ * ds_set_model() - drive a software model instead of the hardware
+ * @model: the model, or %NULL for the hardware
  *
- * Return: 0, or -EBUSY while there are tracers or perf users.
+ * Each ds_hw_*() function then calls @model's instead of doing its own work.
+ *
+ * Return: 0, or -EBUSY while ds.c or perf uses a half.
  */
-int ds_set_hw_ops(const struct ds_hw_ops *ops)
+int ds_set_model(const struct ds_hw_model *model)
 {
 	int half, err = 0;
 
 	mutex_lock(&ds_mutex);
 	for (half = 0; half < DS_NR_HALVES; half++) {
-		if (ds_users[half] || ds_perf_users[half])
+		if (ds_users[half] || atomic_read(&ds_owner[half]))
 			err = -EBUSY;
 	}
 	if (!err)
-		ds_ops = ops ? ops : &ds_real_ops;
+		WRITE_ONCE(ds_model_ptr, model);
 	mutex_unlock(&ds_mutex);
 	return err;
 }
@@ -1500,14 +1725,31 @@ unsigned int ds_nr_users(enum ds_half half)
 	mutex_unlock(&ds_mutex);
 	return n;
 }
+#endif
 
 /*
  * Setup.
  */
 
+/*
+ * The arbiter's cpu hotplug state, CPUHP_AP_ONLINE_DYN: both callbacks run
+ * on @cpu.  Below it the cpu is dead for the arbiter (DS_CPU_DEAD) though
+ * it may still run tasks: ds_switch_to() and the reload IPI leave it
+ * unloaded.
+ */
 static int ds_cpu_online(unsigned int cpu)
 {
+	struct ds_cpu *dc = this_cpu_ptr(&ds_cpus);
+
+	/*
+	 * A writer whose kick found this cpu offline (-ENXIO) changed the
+	 * slot before; read the slots after coming online.  Pairs with
+	 * smp_mb() in ds_kick_cpu().
+	 */
+	smp_mb();
 	local_irq_disable();
+	/* Nothing is loaded yet, which is a stable state. */
+	WRITE_ONCE(dc->state, DS_CPU_LOADED);
 	ds_cpu_reload(current);
 	local_irq_enable();
 	return 0;
@@ -1519,10 +1761,11 @@ static int ds_cpu_offline(unsigned int cpu)
 	int half;
 
 	local_irq_disable();
-	ds_cpu_begin(dc);
-	for (half = 0; half < DS_NR_HALVES; half++)
-		ds_cpu_unload(&dc->half[half], half);
-	ds_cpu_end(dc);
+	if (ds_cpu_begin(dc)) {
+		for (half = 0; half < DS_NR_HALVES; half++)
+			ds_cpu_unload(&dc->half[half], half);
+		ds_cpu_end(dc, DS_CPU_DEAD);
+	}
 	local_irq_enable();
 	return 0;
 }
@@ -1535,13 +1778,14 @@ static int __init ds_init(void)
 		per_cpu_ptr(&ds_cpus, cpu)->work =
 			IRQ_WORK_INIT_HARD(ds_overflow_irq_work);
 
-	err = cpuhp_setup_state_nocalls(CPUHP_AP_ONLINE_DYN, "x86/ds:online",
-					ds_cpu_online, ds_cpu_offline);
+	/* Every cpu starts dead; this brings the online ones up. */
+	err = cpuhp_setup_state(CPUHP_AP_ONLINE_DYN, "x86/ds:online",
+				ds_cpu_online, ds_cpu_offline);
 	if (err < 0)
 		return err;
 
 	/* Without the hardware there is no interrupt to take. */
-	if (ds_real_supported(DS_BTS) || ds_real_supported(DS_PEBS))
+	if (ds_cpu_has(DS_BTS) || ds_cpu_has(DS_PEBS))
 		return register_nmi_handler(NMI_LOCAL, ds_nmi_handler, 0,
 					    "x86_ds");
 	return 0;

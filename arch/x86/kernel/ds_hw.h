@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The hardware layer of the Debug Store arbiter (arch/x86/kernel/ds.c).
+ * The hardware below the Debug Store arbiter (arch/x86/kernel/ds.c), as
+ * the arbiter and its KUnit suite (ds_test.c) see it.
  *
- * Everything ds.c does to the cpu goes through struct ds_hw_ops, so that
- * the KUnit suite (ds_test.c) can replace the hardware by a software model
- * and run the arbiter's logic on any cpu.
+ * ds.c drives the hardware with direct calls.  A kernel built with the
+ * suite can redirect them to the suite's software model of the DS area
+ * (struct ds_hw_model, ds_set_model()), so that the arbiter's logic runs
+ * on any cpu.
  */
 #ifndef _X86_KERNEL_DS_HW_H
 #define _X86_KERNEL_DS_HW_H
@@ -16,34 +18,41 @@
 
 struct debug_store;
 
-/* What ds.c asks the hardware of a half to do, see ds_hw_ops.set_ctl. */
+/* What ds.c asks the hardware of a half to do, see ds_hw_set_ctl(). */
 #define DS_CTL_ON	BIT(0)	/* store records */
 #define DS_CTL_USER	BIT(1)	/* of user mode (CPL > 0) */
 #define DS_CTL_KERNEL	BIT(2)	/* of kernel mode (CPL 0) */
 #define DS_CTL_INT	BIT(3)	/* interrupt at the threshold */
 
-/* The four fields of a half in the DS area, in their hardware order. */
-enum ds_field {
-	DS_F_BASE = 0,
-	DS_F_INDEX,
-	DS_F_MAX,
-	DS_F_THRESHOLD,
-	DS_NR_FIELDS,
+/**
+ * struct ds_fields - the four fields of a half in the DS area
+ * @base: the buffer's first byte
+ * @index: where the hardware stores the next record
+ * @max: the byte after the buffer's last record (the absolute maximum)
+ * @threshold: the index at which the hardware interrupts
+ *
+ * In the hardware's order, at bts_buffer_base or pebs_buffer_base of
+ * struct debug_store (see ds_area_fields()).
+ */
+struct ds_fields {
+	u64 base;
+	u64 index;
+	u64 max;
+	u64 threshold;
 };
 
 /**
- * struct ds_hw_ops - the hardware below the arbiter
+ * struct ds_hw_model - a software model of the hardware, for the KUnit suite
  * @supported: whether the cpu has @half; must not touch an MSR
  * @info: record and window size of @half
  * @reserve: borrow @half of every cpu's DS area from perf
  * @unreserve: give @half back to perf
  * @area: the DS area of @cpu, the one the DS_AREA MSR points to
- * @window: the buffer of @half on @cpu that the hardware writes into;
- *	mapped wherever the hardware may write from (user page tables too)
+ * @window: the buffer of @half on @cpu that the hardware writes into
  * @set_ctl: program @half of this cpu with DS_CTL_* bits; 0 stops it
  * @ack: re-arm the overflow interrupt on this cpu after a drain
  */
-struct ds_hw_ops {
+struct ds_hw_model {
 	bool (*supported)(enum ds_half half);
 	int (*info)(enum ds_half half, struct ds_hw_info *info);
 	int (*reserve)(enum ds_half half);
@@ -55,9 +64,15 @@ struct ds_hw_ops {
 };
 
 /* For the KUnit suite only. */
-int ds_set_hw_ops(const struct ds_hw_ops *ops);
-void ds_hw_overflow(void);
+#if IS_ENABLED(CONFIG_X86_DS_KUNIT_TEST)
+int ds_set_model(const struct ds_hw_model *model);
 unsigned int ds_nr_users(enum ds_half half);
-u64 *ds_area_fields(struct debug_store *ds, enum ds_half half);
+#endif
+
+/* Internals visible to KUnit, see <kunit/visibility.h>. */
+#if IS_ENABLED(CONFIG_KUNIT)
+void ds_hw_overflow(void);
+struct ds_fields *ds_area_fields(struct debug_store *ds, enum ds_half half);
+#endif
 
 #endif /* _X86_KERNEL_DS_HW_H */

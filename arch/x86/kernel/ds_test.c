@@ -12,14 +12,18 @@
 #include <kunit/test.h>
 
 #include <linux/completion.h>
+#include <linux/cpu.h>
 #include <linux/cpumask.h>
 #include <linux/delay.h>
 #include <linux/initrd.h>
 #include <linux/jiffies.h>
 #include <linux/kthread.h>
+#include <linux/memcontrol.h>
 #include <linux/perf_event.h>
 #include <linux/sched.h>
+#include <linux/sched/mm.h>
 #include <linux/sched/task.h>
+#include <linux/sizes.h>
 #include <linux/slab.h>
 #include <linux/umh.h>
 #include <linux/vmalloc.h>
@@ -27,6 +31,8 @@
 #include <asm/ds.h>
 #include <asm/intel_ds.h>
 
+/* x86_add_exclusive(), to stand for an LBR or PT user of perf. */
+#include "../events/perf_event.h"
 #include "ds_hw.h"
 
 #define MODEL_PEBS_RSZ		48
@@ -102,7 +108,7 @@ static void model_ack(void)
 	model_acks++;
 }
 
-static const struct ds_hw_ops model_ops = {
+static const struct ds_hw_model model_hw = {
 	.supported	= model_is_supported,
 	.info		= model_info,
 	.reserve	= model_reserve,
@@ -123,7 +129,7 @@ static void model_emit(enum ds_half half, bool kernel, u64 ip, u64 to)
 	unsigned long irqflags;
 	struct model_cpu *m;
 	unsigned int ctl;
-	u64 *f;
+	struct ds_fields *f;
 
 	/* The hardware stores atomically with respect to interrupts. */
 	local_irq_save(irqflags);
@@ -136,7 +142,7 @@ static void model_emit(enum ds_half half, bool kernel, u64 ip, u64 to)
 		goto out;
 
 	f = ds_area_fields(m->ds, half);
-	if ((ctl & DS_CTL_INT) && f[DS_F_INDEX] >= f[DS_F_THRESHOLD]) {
+	if ((ctl & DS_CTL_INT) && f->index >= f->threshold) {
 		/* Stopped at the threshold until the interrupt is served. */
 		m->dropped[half]++;
 		goto out;
@@ -149,12 +155,12 @@ static void model_emit(enum ds_half half, bool kernel, u64 ip, u64 to)
 		rec[1] = ip;
 		rec[2] = to;
 	}
-	memcpy((void *)(unsigned long)f[DS_F_INDEX], rec, model_rsz(half));
-	f[DS_F_INDEX] += model_rsz(half);
-	if (f[DS_F_INDEX] >= f[DS_F_MAX])
-		f[DS_F_INDEX] = f[DS_F_BASE];
+	memcpy((void *)(unsigned long)f->index, rec, model_rsz(half));
+	f->index += model_rsz(half);
+	if (f->index >= f->max)
+		f->index = f->base;
 
-	if ((ctl & DS_CTL_INT) && f[DS_F_INDEX] >= f[DS_F_THRESHOLD]) {
+	if ((ctl & DS_CTL_INT) && f->index >= f->threshold) {
 		m->overflows[half]++;
 		ds_hw_overflow();
 	}
@@ -354,11 +360,14 @@ static int x86_ds_test_init(struct kunit *test)
 			return -ENOMEM;
 		/* What perf had there; ds.c must give it back. */
 		for (half = 0; half < DS_NR_HALVES; half++) {
-			u64 *f = ds_area_fields(model[cpu].ds, half);
-			int i;
+			struct ds_fields *f = ds_area_fields(model[cpu].ds,
+							     half);
+			u64 perf = MODEL_PERF_SENTINEL + half * 16;
 
-			for (i = 0; i < DS_NR_FIELDS; i++)
-				f[i] = MODEL_PERF_SENTINEL + half * 16 + i;
+			f->base = perf;
+			f->index = perf + 1;
+			f->max = perf + 2;
+			f->threshold = perf + 3;
 		}
 	}
 	model_supported[DS_BTS] = true;
@@ -366,7 +375,7 @@ static int x86_ds_test_init(struct kunit *test)
 	model_reserve_err = 0;
 	model_acks = 0;
 
-	err = ds_set_hw_ops(&model_ops);
+	err = ds_set_model(&model_hw);
 	if (err)
 		kunit_skip(test, "Debug Store tracers or perf users are active");
 
@@ -393,7 +402,7 @@ static void x86_ds_test_exit(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, ds_nr_users(DS_PEBS), 0);
 	KUNIT_EXPECT_EQ(test, model_reserved[DS_BTS], 0);
 	KUNIT_EXPECT_EQ(test, model_reserved[DS_PEBS], 0);
-	KUNIT_EXPECT_EQ(test, ds_set_hw_ops(NULL), 0);
+	KUNIT_EXPECT_EQ(test, ds_set_model(NULL), 0);
 
 	if (model) {
 		for_each_possible_cpu(cpu) {
@@ -442,7 +451,7 @@ static void test_real_hardware_absent(struct kunit *test)
 	if (boot_cpu_has(X86_FEATURE_BTS) || boot_cpu_has(X86_FEATURE_PEBS))
 		kunit_skip(test, "this cpu has BTS or PEBS");
 
-	KUNIT_ASSERT_EQ(test, ds_set_hw_ops(NULL), 0);
+	KUNIT_ASSERT_EQ(test, ds_set_model(NULL), 0);
 	t = request(test, DS_BTS, current, -1, &cfg);
 	KUNIT_EXPECT_EQ(test, PTR_ERR(t), -EOPNOTSUPP);
 	t = request(test, DS_BTS, NULL, ctx_of(test)->cpu, &cfg);
@@ -451,7 +460,7 @@ static void test_real_hardware_absent(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, PTR_ERR(t), -EOPNOTSUPP);
 	KUNIT_EXPECT_EQ(test, ds_record_size(DS_PEBS), -EOPNOTSUPP);
 	KUNIT_EXPECT_FALSE(test, test_thread_flag(TIF_DS));
-	KUNIT_EXPECT_EQ(test, ds_set_hw_ops(&model_ops), 0);
+	KUNIT_EXPECT_EQ(test, ds_set_model(&model_hw), 0);
 }
 
 /* A call into it is a branch the hardware must record. */
@@ -547,7 +556,7 @@ static void test_real_hardware_kernel(struct kunit *test)
 	KUNIT_ASSERT_NOT_NULL(test, cfg.base);
 	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, real_vfree,
 							cfg.base), 0);
-	KUNIT_ASSERT_EQ(test, ds_set_hw_ops(NULL), 0);
+	KUNIT_ASSERT_EQ(test, ds_set_model(NULL), 0);
 
 	/* Real calls, not inlined or folded away. */
 	OPTIMIZER_HIDE_VAR(warmup);
@@ -604,7 +613,7 @@ static void test_real_hardware_perf(struct kunit *test)
 
 	if (!real_has_bts())
 		kunit_skip(test, "this cpu has no BTS");
-	KUNIT_ASSERT_EQ(test, ds_set_hw_ops(NULL), 0);
+	KUNIT_ASSERT_EQ(test, ds_set_model(NULL), 0);
 
 	/* While ds.c has BTS, perf's BTS users fail. */
 	t = request_ok(test, DS_BTS, current, -1, &cfg);
@@ -624,6 +633,59 @@ static void test_real_hardware_perf(struct kunit *test)
 	perf_event_release_kernel(event);
 }
 
+/* perf's claim of an LBR, BTS or PT slot @what fails; undone if not. */
+static void exclusive_busy(struct kunit *test, unsigned int what)
+{
+	int err = x86_add_exclusive(what);
+
+	KUNIT_EXPECT_EQ_MSG(test, err, -EBUSY, "exclusive %u", what);
+	if (!err)
+		x86_del_exclusive(what);
+}
+
+/*
+ * BTS, LBR and PT do not work together (perf makes their users exclusive
+ * with x86_add_exclusive()): while perf has PT or LBR users, ds.c gets no
+ * BTS, and while ds.c has BTS tracers, perf gets no PT or LBR user.
+ */
+static void test_real_hardware_exclusive(struct kunit *test)
+{
+	struct ds_config cfg = {
+		.base	= buffer(test),
+		.size	= rounddown(PAGE_SIZE, DS_BTS_RECORD_SIZE),
+		.flags	= DS_TRACE_USER,
+	};
+	struct ds_tracer *t;
+	unsigned int what;
+
+	if (!real_has_bts())
+		kunit_skip(test, "this cpu has no BTS");
+	KUNIT_ASSERT_EQ(test, ds_set_model(NULL), 0);
+
+	for (what = x86_lbr_exclusive_lbr; what < x86_lbr_exclusive_max;
+	     what++) {
+		if (what == x86_lbr_exclusive_bts)
+			continue;
+		KUNIT_ASSERT_EQ(test, x86_add_exclusive(what), 0);
+		t = request(test, DS_BTS, current, -1, &cfg);
+		KUNIT_EXPECT_EQ_MSG(test, PTR_ERR_OR_ZERO(t), -EBUSY,
+				    "exclusive %u", what);
+		if (!IS_ERR(t))
+			release(test, t);
+		x86_del_exclusive(what);
+		KUNIT_EXPECT_FALSE(test, test_thread_flag(TIF_DS));
+	}
+
+	t = request_ok(test, DS_BTS, current, -1, &cfg);
+	exclusive_busy(test, x86_lbr_exclusive_lbr);
+	exclusive_busy(test, x86_lbr_exclusive_pt);
+	release(test, t);
+
+	/* Given back with the last tracer. */
+	KUNIT_EXPECT_EQ(test, x86_add_exclusive(x86_lbr_exclusive_pt), 0);
+	x86_del_exclusive(x86_lbr_exclusive_pt);
+}
+
 static void test_request_release(struct kunit *test)
 {
 	struct ds_config cfg = config(test, DS_BTS, 4,
@@ -631,7 +693,7 @@ static void test_request_release(struct kunit *test)
 	int cpu = ctx_of(test)->cpu;
 	struct ds_tracer *t;
 	size_t end = 0;
-	u64 *f;
+	struct ds_fields *f;
 
 	KUNIT_EXPECT_EQ(test, ds_record_size(DS_BTS), DS_BTS_RECORD_SIZE);
 
@@ -645,13 +707,13 @@ static void test_request_release(struct kunit *test)
 
 	/* The hardware writes the window, not the tracer's buffer. */
 	f = ds_area_fields(model[cpu].ds, DS_BTS);
-	KUNIT_EXPECT_EQ(test, f[DS_F_BASE],
+	KUNIT_EXPECT_EQ(test, f->base,
 			(u64)(unsigned long)model[cpu].window[DS_BTS]);
-	KUNIT_EXPECT_EQ(test, f[DS_F_INDEX], f[DS_F_BASE]);
-	KUNIT_EXPECT_EQ(test, f[DS_F_MAX],
-			f[DS_F_BASE] + MODEL_WINDOW_RECORDS * DS_BTS_RECORD_SIZE);
-	KUNIT_EXPECT_LT(test, f[DS_F_THRESHOLD], f[DS_F_MAX]);
-	KUNIT_EXPECT_GT(test, f[DS_F_THRESHOLD], f[DS_F_BASE]);
+	KUNIT_EXPECT_EQ(test, f->index, f->base);
+	KUNIT_EXPECT_EQ(test, f->max,
+			f->base + MODEL_WINDOW_RECORDS * DS_BTS_RECORD_SIZE);
+	KUNIT_EXPECT_LT(test, f->threshold, f->max);
+	KUNIT_EXPECT_GT(test, f->threshold, f->base);
 
 	emit_user(1);
 	release(test, t);
@@ -660,9 +722,9 @@ static void test_request_release(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, ((struct ds_bts_record *)cfg.base)->from,
 			USER_IP(1));
 	KUNIT_EXPECT_EQ(test, model_reserved[DS_BTS], 0);
-	KUNIT_EXPECT_EQ(test, f[DS_F_BASE], MODEL_PERF_SENTINEL + DS_F_BASE);
-	KUNIT_EXPECT_EQ(test, f[DS_F_THRESHOLD],
-			MODEL_PERF_SENTINEL + DS_F_THRESHOLD);
+	KUNIT_EXPECT_EQ(test, f->base, MODEL_PERF_SENTINEL);
+	KUNIT_EXPECT_EQ(test, f->threshold,
+			MODEL_PERF_SENTINEL + 3);
 }
 
 static void test_invalid(struct kunit *test)
@@ -1009,6 +1071,94 @@ static void test_write_reset_clear(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, bts(test, t, 0)->flags, 0);
 }
 
+#define CLEAR_POISON	0xa5
+
+/* Whether the @n bytes at @p are all @c. */
+static bool all_bytes(const void *p, int c, size_t n)
+{
+	const u8 *b = p;
+
+	while (n--) {
+		if (*b++ != c)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * ds_clear() zeroes what was written since the request or the last clear,
+ * and no more: a clear of a big buffer that holds a few records costs a
+ * few records, and none of it a whole buffer with interrupts off.
+ */
+static void test_clear_used(struct kunit *test)
+{
+	struct ds_config cfg = config(test, DS_BTS, 64, DS_TRACE_USER);
+	struct ds_bts_record in[3] = {
+		{ .from = USER_IP(1), .to = USER_IP(2) },
+		{ .from = USER_IP(3), .to = USER_IP(4) },
+		{ .from = USER_IP(5), .to = USER_IP(6) },
+	};
+	const size_t rsz = DS_BTS_RECORD_SIZE;
+	struct ds_tracer *t;
+	u8 *base = cfg.base;
+	int i;
+
+	memset(base, CLEAR_POISON, cfg.size);
+	t = request_ok(test, DS_BTS, current, -1, &cfg);
+	KUNIT_EXPECT_EQ(test, ds_write(t, in, 2 * rsz), 2 * rsz);
+	KUNIT_EXPECT_EQ(test, ds_clear(t), 0);
+	KUNIT_EXPECT_TRUE(test, all_bytes(base, 0, 2 * rsz));
+	KUNIT_EXPECT_TRUE_MSG(test, all_bytes(base + 2 * rsz, CLEAR_POISON,
+					      cfg.size - 2 * rsz),
+			      "ds_clear() zeroed records never written");
+
+	/* A reset keeps what was written for the next clear. */
+	KUNIT_EXPECT_EQ(test, ds_write(t, in, 3 * rsz), 3 * rsz);
+	KUNIT_EXPECT_EQ(test, ds_reset(t), 0);
+	KUNIT_EXPECT_EQ(test, ds_write(t, in, rsz), rsz);
+	KUNIT_EXPECT_EQ(test, ds_clear(t), 0);
+	KUNIT_EXPECT_TRUE(test, all_bytes(base, 0, 3 * rsz));
+	KUNIT_EXPECT_TRUE(test, all_bytes(base + 3 * rsz, CLEAR_POISON, rsz));
+
+	/* Once wrapped, everything was written. */
+	for (i = 0; i < 64 / 3 + 1; i++)
+		KUNIT_EXPECT_EQ(test, ds_write(t, in, sizeof(in)), sizeof(in));
+	KUNIT_EXPECT_EQ(test, ds_clear(t), 0);
+	KUNIT_EXPECT_TRUE(test, all_bytes(base, 0, cfg.size));
+	KUNIT_EXPECT_EQ(test, index_of(test, t), 0);
+}
+
+/* A clear of a big buffer, done in steps, clears all of it. */
+static void test_clear_big(struct kunit *test)
+{
+	const size_t nr = SZ_4M / DS_BTS_RECORD_SIZE;
+	struct ds_bts_record *in;
+	struct ds_config cfg = {
+		.size	= nr * DS_BTS_RECORD_SIZE,
+		.flags	= DS_TRACE_USER,
+	};
+	struct ds_tracer *t;
+	size_t i, chunk = PAGE_SIZE / DS_BTS_RECORD_SIZE;
+
+	in = kunit_kzalloc(test, chunk * DS_BTS_RECORD_SIZE, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, in);
+	for (i = 0; i < chunk; i++)
+		in[i].from = USER_IP(i);
+	cfg.base = vzalloc(SZ_4M);
+	KUNIT_ASSERT_NOT_NULL(test, cfg.base);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, real_vfree,
+							cfg.base), 0);
+
+	t = request_ok(test, DS_BTS, current, -1, &cfg);
+	for (i = 0; i + chunk <= nr; i += chunk)
+		KUNIT_ASSERT_EQ(test, ds_write(t, in, sizeof(*in) * chunk),
+				sizeof(*in) * chunk);
+	KUNIT_EXPECT_EQ(test, index_of(test, t), i);
+	KUNIT_EXPECT_EQ(test, ds_clear(t), 0);
+	KUNIT_EXPECT_TRUE(test, all_bytes(cfg.base, 0, cfg.size));
+	release(test, t);
+}
+
 static void test_suspend_resume(struct kunit *test)
 {
 	struct ds_config cfg = config(test, DS_BTS, 8, DS_TRACE_USER);
@@ -1312,10 +1462,161 @@ static void test_pebs(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, rec[2], 22);
 }
 
+/*
+ * The tracer is made on behalf of the requester, so it is charged to the
+ * requester's memory cgroup.
+ */
+static void test_memcg_charge(struct kunit *test)
+{
+	struct ds_config cfg = config(test, DS_BTS, 4, DS_TRACE_USER);
+	struct mem_cgroup *memcg, *old;
+	struct ds_tracer *t;
+
+	if (!IS_ENABLED(CONFIG_MEMCG))
+		kunit_skip(test, "no CONFIG_MEMCG: nothing to charge to");
+	memcg = get_mem_cgroup_from_current();
+	if (!memcg || mem_cgroup_is_root(memcg)) {
+		mem_cgroup_put(memcg);
+		kunit_skip(test, "the suite runs in the root memory cgroup");
+	}
+
+	old = set_active_memcg(memcg);
+	t = request_ok(test, DS_BTS, NULL, ctx_of(test)->cpu, &cfg);
+	set_active_memcg(old);
+	KUNIT_EXPECT_PTR_EQ(test, mem_cgroup_from_slab_obj(t), memcg);
+	mem_cgroup_put(memcg);
+}
+
+/*
+ * CPU hotplug.
+ */
+
+struct hotplug_check {
+	struct completion started;
+	int victim;
+};
+
+/*
+ * A traced task that stays on the victim cpu through its teardown: with
+ * migration disabled the scheduler lets it run there until
+ * CPUHP_AP_SCHED_WAIT_EMPTY, below the arbiter's CPUHP_AP_ONLINE_DYN
+ * callback, and each of its sleeps switches it out and in.
+ */
+static int hotplug_thread(void *arg)
+{
+	struct hotplug_check *hc = arg;
+	int i;
+
+	migrate_disable();
+	/* Free to go anywhere once migration is enabled again. */
+	set_cpus_allowed_ptr(current, cpu_possible_mask);
+	complete(&hc->started);
+	while (cpu_active(hc->victim) && !kthread_should_stop())
+		schedule_timeout_uninterruptible(1);
+	/* The victim's hotplug thread runs the teardown callbacks now. */
+	for (i = 0; i < 200 && !kthread_should_stop(); i++)
+		schedule_timeout_uninterruptible(1);
+	migrate_enable();
+	while (!kthread_should_stop())
+		schedule_timeout_uninterruptible(1);
+	return 0;
+}
+
+/* Put a record into the window of @cpu as the hardware would. */
+static void model_store_offline(int cpu, u64 ip)
+{
+	struct ds_fields *f = ds_area_fields(model[cpu].ds, DS_BTS);
+	struct ds_bts_record *rec;
+
+	if (f->index < f->base ||
+	    f->index + DS_BTS_RECORD_SIZE > f->max)
+		return;
+	rec = (struct ds_bts_record *)(unsigned long)f->index;
+	rec->from = ip;
+	rec->to = ip + 0x1000;
+	f->index += DS_BTS_RECORD_SIZE;
+}
+
+/*
+ * A cpu tracer and a traced task on a cpu that goes offline and online:
+ * nothing may stay loaded across the cpu's death, nor be drained into a
+ * tracer released while the cpu was offline.
+ */
+static void test_cpu_hotplug(struct kunit *test)
+{
+	struct ds_config tcfg = config(test, DS_BTS, 16, DS_TRACE_USER);
+	struct x86_ds_ctx *ctx = ctx_of(test);
+	struct hotplug_check hc;
+	struct ds_tracer *ct, *tt;
+	struct ds_config ccfg;
+	struct task_struct *k;
+	int victim, round;
+	u64 *released;
+
+	victim = cpumask_next(0, cpu_online_mask);
+	if (victim >= nr_cpu_ids || !cpu_is_hotpluggable(victim))
+		kunit_skip(test, "no second cpu that can go offline");
+	/* Watch from cpu 0, which stays. */
+	if (ctx->cpu == victim) {
+		ctx->cpu = 0;
+		set_cpus_allowed_ptr(current, cpumask_of(0));
+	}
+
+	for (round = 0; round < 3; round++) {
+		ccfg = config(test, DS_BTS, 16,
+			      DS_TRACE_USER | DS_TRACE_KERNEL);
+		ct = request_ok(test, DS_BTS, NULL, victim, &ccfg);
+		KUNIT_ASSERT_NE(test, model[victim].ctl[DS_BTS], 0);
+
+		init_completion(&hc.started);
+		hc.victim = victim;
+		k = kthread_create(hotplug_thread, &hc, "x86_ds_hotplug");
+		KUNIT_ASSERT_FALSE(test, IS_ERR(k));
+		get_task_struct(k);
+		set_cpus_allowed_ptr(k, cpumask_of(victim));
+		tt = request_ok(test, DS_BTS, k, -1, &tcfg);
+		wake_up_process(k);
+		wait_for_completion(&hc.started);
+
+		KUNIT_ASSERT_EQ(test, remove_cpu(victim), 0);
+		/* Dead with BTS on: the next owner of the cpu inherits it. */
+		KUNIT_EXPECT_EQ_MSG(test, model[victim].ctl[DS_BTS], 0,
+				    "round %d", round);
+
+		/*
+		 * Released while the cpu is offline; a record the hardware
+		 * left in the window must not reach it on the way up.
+		 */
+		released = ccfg.base;
+		release(test, ct);
+		model_store_offline(victim, KERNEL_IP(round));
+		/* Requested while offline: loaded when the cpu comes up. */
+		ccfg = config(test, DS_BTS, 16, DS_TRACE_KERNEL);
+		ct = request_ok(test, DS_BTS, NULL, victim, &ccfg);
+		KUNIT_EXPECT_EQ(test, model[victim].ctl[DS_BTS], 0);
+
+		KUNIT_ASSERT_EQ(test, add_cpu(victim), 0);
+		KUNIT_EXPECT_EQ_MSG(test, released[0], 0,
+				    "round %d: drained into a released tracer",
+				    round);
+		/* Nor into the new one, which may reuse its memory. */
+		KUNIT_EXPECT_EQ_MSG(test, ((u64 *)ccfg.base)[0], 0,
+				    "round %d: a stale record drained", round);
+		KUNIT_EXPECT_EQ(test, model[victim].ctl[DS_BTS],
+				DS_CTL_ON | DS_CTL_INT | DS_CTL_KERNEL);
+
+		kthread_stop_put(k);
+		release(test, tt);
+		release(test, ct);
+		KUNIT_EXPECT_EQ(test, model[victim].ctl[DS_BTS], 0);
+	}
+}
+
 static struct kunit_case x86_ds_test_cases[] = {
 	KUNIT_CASE(test_real_hardware_absent),
 	KUNIT_CASE(test_real_hardware_kernel),
 	KUNIT_CASE(test_real_hardware_perf),
+	KUNIT_CASE(test_real_hardware_exclusive),
 	KUNIT_CASE(test_no_hardware),
 	KUNIT_CASE(test_request_release),
 	KUNIT_CASE(test_invalid),
@@ -1327,6 +1628,8 @@ static struct kunit_case x86_ds_test_cases[] = {
 	KUNIT_CASE(test_overflow_callback),
 	KUNIT_CASE(test_window_interrupt),
 	KUNIT_CASE(test_write_reset_clear),
+	KUNIT_CASE(test_clear_used),
+	KUNIT_CASE(test_clear_big),
 	KUNIT_CASE(test_suspend_resume),
 	KUNIT_CASE(test_timestamps),
 	KUNIT_CASE(test_timestamps_only),
@@ -1335,6 +1638,8 @@ static struct kunit_case x86_ds_test_cases[] = {
 	KUNIT_CASE(test_exec),
 	KUNIT_CASE(test_fork),
 	KUNIT_CASE(test_pebs),
+	KUNIT_CASE(test_memcg_charge),
+	KUNIT_CASE_SLOW(test_cpu_hotplug),
 	{}
 };
 
