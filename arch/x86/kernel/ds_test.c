@@ -1595,6 +1595,8 @@ static void test_cpu_hotplug(struct kunit *test)
 		ct = request_ok(test, DS_BTS, NULL, victim, &ccfg);
 		KUNIT_EXPECT_EQ(test, model[victim].ctl[DS_BTS], 0);
 
+		/* Gone, so that only the cpu tracer loads on the way up. */
+		kthread_stop_put(k);
 		KUNIT_ASSERT_EQ(test, add_cpu(victim), 0);
 		KUNIT_EXPECT_EQ_MSG(test, released[0], 0,
 				    "round %d: drained into a released tracer",
@@ -1605,7 +1607,6 @@ static void test_cpu_hotplug(struct kunit *test)
 		KUNIT_EXPECT_EQ(test, model[victim].ctl[DS_BTS],
 				DS_CTL_ON | DS_CTL_INT | DS_CTL_KERNEL);
 
-		kthread_stop_put(k);
 		release(test, tt);
 		release(test, ct);
 		KUNIT_EXPECT_EQ(test, model[victim].ctl[DS_BTS], 0);
