@@ -52,6 +52,7 @@
 
 #define REC		((unsigned int)sizeof(struct bts_struct))
 #define CFG		((unsigned int)sizeof(struct ptrace_bts_config))
+#define PAGE		4096U	/* the most *data* may be: one page */
 #define NOBODY		65534
 #define MAX_WORKERS	8
 #define MAX_TRACEES	48
@@ -1040,7 +1041,7 @@ static void op_config(struct tracee *t, bool valid)
 	newsize = alloc ? c.size : t->m.size;
 	if (data < CFG)
 		want |= E(EINVAL);
-	if (tail_bad)
+	if (tail_bad || data > PAGE)
 		want |= E(E2BIG);
 	if (!buf_usable(k, false, data))
 		want |= E(EFAULT);
@@ -1153,6 +1154,8 @@ static void op_status(struct tracee *t)
 		data = below(CFG);
 	if (data < CFG)
 		want |= E(EINVAL);
+	if (data > PAGE)
+		want |= E(E2BIG);
 	if (!buf_usable(k, true, data))
 		want |= E(EFAULT);
 	p = get_buf(k, data, false);
