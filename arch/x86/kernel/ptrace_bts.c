@@ -419,7 +419,7 @@ static struct ds_bts_record *ptrace_bts_snapshot(struct ptrace_bts *bts,
 	if (!n)
 		return NULL;
 
-	snap = kvmalloc_array(n, sizeof(*snap), GFP_KERNEL);
+	snap = kvmalloc_array(n, sizeof(*snap), GFP_KERNEL | __GFP_NOWARN);
 	if (!snap)
 		return ERR_PTR(-ENOMEM);
 	head = min(n, bts->nr - first);
@@ -590,8 +590,9 @@ static int ptrace_bts_prepare(struct ptrace_bts *bts,
 		if (IS_ERR(ucounts))
 			return PTR_ERR(ucounts);
 		prep->ucounts = ucounts;
+		/* The tracer chose the size: a failure is its ENOMEM, not a splat. */
 		prep->buf = __vmalloc(prep->pages << PAGE_SHIFT,
-				      GFP_KERNEL_ACCOUNT);
+				      GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
 		if (!prep->buf)
 			return -ENOMEM;
 	}
