@@ -91,7 +91,7 @@ static int have_bp_flexible;
 static int held[HELD_MAX];
 
 static int open_watch_disabled(uint64_t *addr, pid_t pid, int pinned,
-			      int inherit, int disabled)
+			       int inherit, int disabled)
 {
 	struct perf_event_attr attr;
 
