@@ -14,10 +14,13 @@
  *   thread_none  creating and joining a thread with no breakpoint: the part
  *              of thread_* that is not breakpoint code, to read their ratios
  *              against;
- *   open_flexible_at_N  open_flexible while the caller holds N - 1 flexible
- *              breakpoints, so that N = 1000 against N = 5 shows what the
- *              reservation of a breakpoint costs per breakpoint the task
- *              already has (only where flexible breakpoints exist).
+ *   open_flexible_at_N  open_flexible while the caller holds N - 1 disabled
+ *              flexible breakpoints, so that N = 1000 against N = 5 shows
+ *              what the reservation of a breakpoint costs per breakpoint the
+ *              task already has (only where flexible breakpoints exist).  They
+ *              are disabled so that perf does not schedule them: rescheduling
+ *              999 enabled events on every open is perf's own cost, the same
+ *              for any PMU, and would hide the reservation's.
  *
  * The other keys end in _pinned or _flexible, the kind of breakpoint used:
  * flexible ones set attr.bp_flexible, or are only non-pinned on a kernel that
@@ -87,7 +90,8 @@ static int have_bp_flexible;
 /* Flexible breakpoints held by open_flexible_at_N. */
 static int held[HELD_MAX];
 
-static int open_watch(uint64_t *addr, pid_t pid, int pinned, int inherit)
+static int open_watch_disabled(uint64_t *addr, pid_t pid, int pinned,
+			       int inherit, int disabled)
 {
 	struct perf_event_attr attr;
 
@@ -100,10 +104,16 @@ static int open_watch(uint64_t *addr, pid_t pid, int pinned, int inherit)
 	attr.pinned = pinned;
 	attr.bp_flexible = !pinned && have_bp_flexible;
 	attr.inherit = inherit;
+	attr.disabled = disabled;
 	attr.exclude_kernel = 1;
 	attr.exclude_hv = 1;
 
 	return syscall(__NR_perf_event_open, &attr, pid, -1, -1, 0);
+}
+
+static int open_watch(uint64_t *addr, pid_t pid, int pinned, int inherit)
+{
+	return open_watch_disabled(addr, pid, pinned, inherit, 0);
 }
 
 /* open_watch(), or end the benchmark: every caller but the probe needs it. */
@@ -133,13 +143,16 @@ static uint64_t bench_open(int pinned)
 	return (now_ns() - start) / OPEN_OPS;
 }
 
-/* bench_open() of a flexible breakpoint while @nr_held others are open. */
+/* bench_open() of a flexible breakpoint while @nr_held disabled ones are open. */
 static uint64_t bench_open_at(int nr_held)
 {
 	uint64_t ns;
 
-	for (int i = 0; i < nr_held; i++)
-		held[i] = must_open_watch(&watched[0], 0, 0, 0);
+	for (int i = 0; i < nr_held; i++) {
+		held[i] = open_watch_disabled(&watched[0], 0, 0, 0, 1);
+		if (held[i] < 0)
+			ksft_exit_fail_msg("perf_event_open: %s\n", strerror(errno));
+	}
 	ns = bench_open(0);
 	for (int i = 0; i < nr_held; i++)
 		close(held[i]);
