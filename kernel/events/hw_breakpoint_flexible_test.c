@@ -4,8 +4,9 @@
  *
  * Flexible breakpoints (attr.bp_flexible, not pinned) of a task or of a CPU
  * share one register at least and take turns on it; every other breakpoint
- * keeps a register, see the rules above __reserve_bp_slot().  These cases only create and release events on tasks
- * that never run, so they check what is accepted, not how perf rotates.
+ * keeps a register, see the rules above __reserve_bp_slot().  These cases
+ * only create and release events on tasks that never run, so they check
+ * what is accepted, not how perf rotates.
  */
 
 #include <kunit/test.h>
