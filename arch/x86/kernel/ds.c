@@ -1168,6 +1168,94 @@ int ds_release(struct ds_tracer *tracer)
 	return 0;
 }
 
+/**
+ * ds_replace() - change what a tracer traces with, without a gap
+ * @tracer: from ds_request_bts() or ds_request_pebs()
+ * @cfg: the new buffer, overflow handling and flags, as for the request
+ *
+ * A new tracer of the same half, task or cpu, configured by @cfg, takes
+ * @tracer's place in one step.  ds_release() and a new request would leave
+ * a moment in which perf may take the half, and the request may then fail
+ * with the old tracer gone; here everything that can fail happens first
+ * and the half stays borrowed throughout, so a failure leaves @tracer as
+ * it was, tracing.
+ *
+ * On success @tracer is released as by ds_release(): its records are in
+ * its buffer and its overflow callback will not run.  The new tracer
+ * starts empty and not suspended.
+ *
+ * Context: process context, may sleep.
+ * Return: the new tracer; ERR_PTR(-EINVAL) if @tracer is not a tracer or
+ * @cfg is bad, ERR_PTR(-ESRCH) if @tracer's task exited, or the other
+ * errors of the request: ERR_PTR(-EBUSY) if the new tracer needs the half
+ * and perf uses it (only when @tracer did not need it),
+ * ERR_PTR(-EOPNOTSUPP), ERR_PTR(-ENOMEM).
+ */
+struct ds_tracer *ds_replace(struct ds_tracer *tracer,
+			     const struct ds_config *cfg)
+{
+	struct ds_tracer *t, **slot;
+	struct task_struct *task;
+	struct ds_hw_info info;
+	enum ds_half half;
+	bool soft;
+	int cpu, err;
+
+	if (IS_ERR_OR_NULL(tracer))
+		return ERR_PTR(-EINVAL);
+	half = tracer->half;
+	cpu = tracer->cpu;
+
+	mutex_lock(&ds_mutex);
+	/* ds_exit_thread() detaches a task tracer on ds_mutex. */
+	task = tracer->task;
+	err = -ESRCH;
+	if (!task && cpu < 0)
+		goto out_unlock;
+	slot = task ? ds_task_slot(task, half) : ds_cpu_slot(cpu, half);
+	err = -EINVAL;
+	if (WARN_ON_ONCE(*slot != tracer))
+		goto out_unlock;
+
+	soft = ds_is_soft(half, task, cfg);
+	err = ds_request_check(half, task, cpu, cfg, soft, &info);
+	if (err)
+		goto out_unlock;
+	err = -ENOMEM;
+	t = ds_tracer_alloc(half, task, cpu, cfg, soft, info.record_size);
+	if (!t)
+		goto out_unlock;
+	/* While @tracer holds the half this only counts. */
+	if (!soft) {
+		err = ds_get_half(half, &info);
+		if (err)
+			goto out_free;
+	}
+
+	/*
+	 * The task is tagged already (TIF_DS).  The reload drains the
+	 * window into @tracer, which the cpu had loaded, and loads @t.
+	 */
+	ds_attach(t, slot, task, cpu);
+	/* A context switch may still be looking at @tracer. */
+	synchronize_rcu();
+	if (!tracer->soft && !--ds_users[half])
+		ds_unreserve(half);
+	mutex_unlock(&ds_mutex);
+
+	if (task)
+		put_task_struct(task);
+	irq_work_sync(&tracer->work);
+	kfree(tracer);
+	return t;
+
+out_free:
+	kfree(t);
+out_unlock:
+	mutex_unlock(&ds_mutex);
+	return ERR_PTR(err);
+}
+
 /* Make the hardware of @t's task or cpu reflect @t's state. */
 static void ds_kick_tracer(struct ds_tracer *t)
 {

@@ -865,6 +865,91 @@ static void test_perf_holds_half(struct kunit *test)
 	perf_get_free(test, DS_BTS);
 }
 
+/* ds_replace() with the test's bookkeeping of tracers to release. */
+static struct ds_tracer *replace(struct kunit *test, struct ds_tracer *old,
+				 const struct ds_config *cfg)
+{
+	struct x86_ds_ctx *ctx = ctx_of(test);
+	struct ds_tracer *t = ds_replace(old, cfg);
+	int i;
+
+	if (IS_ERR(t))
+		return t;
+	for (i = 0; i < MAX_TRACERS; i++) {
+		if (ctx->tracers[i] == old)
+			ctx->tracers[i] = t;
+	}
+	return t;
+}
+
+static void test_replace(struct kunit *test)
+{
+	struct ds_config soft = config(test, DS_BTS, 4, DS_TIMESTAMPS);
+	struct ds_config cfg = config(test, DS_BTS, 4, DS_TRACE_USER);
+	struct ds_config cfg2 = config(test, DS_BTS, 8, DS_TRACE_USER);
+	struct ds_config bad = cfg2;
+	int cpu = ctx_of(test)->cpu;
+	struct ds_tracer *t, *n;
+	size_t end = 0;
+
+	/* Nothing to replace. */
+	KUNIT_EXPECT_EQ(test, PTR_ERR(ds_replace(NULL, &cfg)), -EINVAL);
+
+	/* Switch records to branches while perf has BTS: the old one stays. */
+	t = request_ok(test, DS_BTS, current, -1, &soft);
+	KUNIT_ASSERT_EQ(test, ds_perf_get(DS_BTS), 0);
+	n = replace(test, t, &cfg);
+	ds_perf_put(DS_BTS);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(n), -EBUSY);
+	KUNIT_EXPECT_TRUE(test, test_thread_flag(TIF_DS));
+	KUNIT_EXPECT_EQ(test, model_reserved[DS_BTS], 0);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(request(test, DS_BTS, current, -1, &soft)),
+			-EBUSY);
+	KUNIT_EXPECT_EQ(test, ds_get_end(t, &end), 0);
+	KUNIT_EXPECT_EQ(test, end, 4);
+	release(test, t);
+	KUNIT_EXPECT_FALSE(test, test_thread_flag(TIF_DS));
+
+	/*
+	 * A cpu tracer to a bigger buffer: the half stays borrowed (perf
+	 * could not get it back now), the old records stay in the old
+	 * buffer and the new ones go to the new.
+	 */
+	t = request_ok(test, DS_BTS, NULL, cpu, &cfg);
+	emit_user(1);
+	model_reserve_err = -EBUSY;
+	bad.base = (u8 *)bad.base + 1;
+	KUNIT_EXPECT_EQ(test, PTR_ERR(replace(test, t, &bad)), -EINVAL);
+	n = replace(test, t, &cfg2);
+	model_reserve_err = 0;
+	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(n), "replace: %ld", PTR_ERR(n));
+	KUNIT_EXPECT_EQ(test, model_reserved[DS_BTS], 1);
+	KUNIT_EXPECT_EQ(test, ds_nr_users(DS_BTS), 1);
+	KUNIT_EXPECT_EQ(test, ((struct ds_bts_record *)cfg.base)->from,
+			USER_IP(1));
+	KUNIT_EXPECT_EQ(test, index_of(test, n), 0);
+	KUNIT_EXPECT_EQ(test, ds_get_end(n, &end), 0);
+	KUNIT_EXPECT_EQ(test, end, 8);
+	KUNIT_EXPECT_EQ(test, this_ctl(DS_BTS), DS_CTL_ON | DS_CTL_INT |
+			DS_CTL_USER);
+	emit_user(2);
+	KUNIT_EXPECT_EQ(test, ds_flush(n), 0);
+	KUNIT_EXPECT_EQ(test, index_of(test, n), 1);
+	expect_bts(test, n, 0, USER_IP(2), USER_IP(2 + 0x1000));
+	KUNIT_EXPECT_EQ(test, ((struct ds_bts_record *)cfg.base)[1].from, 0);
+
+	/* Branches to switch records alone: the half goes back to perf. */
+	soft.flags = DS_TIMESTAMPS;
+	release(test, n);
+	t = request_ok(test, DS_BTS, current, -1, &cfg);
+	n = replace(test, t, &soft);
+	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(n), "replace: %ld", PTR_ERR(n));
+	KUNIT_EXPECT_EQ(test, model_reserved[DS_BTS], 0);
+	KUNIT_EXPECT_TRUE(test, test_thread_flag(TIF_DS));
+	release(test, n);
+	KUNIT_EXPECT_FALSE(test, test_thread_flag(TIF_DS));
+}
+
 static void emit_u2_k2(struct on_cpu *oc)
 {
 	emit_user(2);
@@ -1623,6 +1708,7 @@ static struct kunit_case x86_ds_test_cases[] = {
 	KUNIT_CASE(test_invalid),
 	KUNIT_CASE(test_busy),
 	KUNIT_CASE(test_perf_holds_half),
+	KUNIT_CASE(test_replace),
 	KUNIT_CASE(test_task_and_cpu),
 	KUNIT_CASE(test_filter),
 	KUNIT_CASE(test_wrap),

@@ -114,6 +114,8 @@ struct ds_tracer *ds_request_bts(struct task_struct *task, int cpu,
 struct ds_tracer *ds_request_pebs(struct task_struct *task, int cpu,
 				  const struct ds_config *cfg);
 int ds_release(struct ds_tracer *tracer);
+struct ds_tracer *ds_replace(struct ds_tracer *tracer,
+			     const struct ds_config *cfg);
 int ds_suspend(struct ds_tracer *tracer);
 int ds_resume(struct ds_tracer *tracer);
 int ds_flush(struct ds_tracer *tracer);
@@ -155,6 +157,13 @@ ds_request_pebs(struct task_struct *task, int cpu, const struct ds_config *cfg)
 }
 
 static inline int ds_release(struct ds_tracer *tracer) { return -EINVAL; }
+
+static inline struct ds_tracer *
+ds_replace(struct ds_tracer *tracer, const struct ds_config *cfg)
+{
+	return ERR_PTR(-EINVAL);
+}
+
 static inline int ds_suspend(struct ds_tracer *tracer) { return -EINVAL; }
 static inline int ds_resume(struct ds_tracer *tracer) { return -EINVAL; }
 static inline int ds_flush(struct ds_tracer *tracer) { return -EINVAL; }
