@@ -115,8 +115,11 @@ struct ptrace_bts {
  *    is set; ptrace_bts_unlink() sets @orphan under the same siglock
  *    before the link goes, so no signal reaches a task that is not traced
  *    by the tracer that asked for it.
- * 5. @task and @signal do not change while @tracer exists: ptrace_bts_stop()
- *    waits for the arbiter's callback and then for @signal_work.
+ * 5. @task and @signal do not change while @tracer has records:
+ *    ptrace_bts_stop() waits for the arbiter's callback and then for
+ *    @signal_work; ptrace_bts_commit() sets @signal after ds_replace()
+ *    waited for the old tracer's callback and before the new tracer has
+ *    a record.
  * 6. Hence no global lock: a tracer whose copy to user space faults slowly
  *    (userfaultfd) holds up no one but itself.
  */
@@ -294,54 +297,54 @@ static void ptrace_bts_overflow(struct ds_tracer *tracer, void *data)
 }
 
 /*
- * Record into @buf of @nr records, which then holds @recs[0, @count)
- * (oldest first), as @flags say: nothing, branches, switch records; with
- * %PTRACE_BTS_O_SIGNAL, send @signal when it is full.  On error the
- * records are in @buf, untraced.
+ * Make the arbiter's tracer for recording into @buf of @nr records as
+ * @flags say (branches, switch records, a callback when full), replacing
+ * @bts->tracer in one step if there is one.  Nothing changes on an error.
+ *
+ * Return: the new tracer, %NULL if @flags record nothing, or an ERR_PTR().
  */
-static int ptrace_bts_start(struct ptrace_bts *bts, struct ds_bts_record *buf,
-			    size_t nr, const struct ds_bts_record *recs,
-			    size_t count, u32 flags, u32 signal)
+static struct ds_tracer *ptrace_bts_recorder(struct ptrace_bts *bts,
+					     struct ds_bts_record *buf,
+					     size_t nr, u32 flags)
 {
 	struct ds_config cfg = {
 		.base	= buf,
 		.size	= nr * sizeof(*buf),
 		.data	= bts,
 	};
-	struct ds_tracer *tracer;
 
-	if (WARN_ON_ONCE(bts->tracer || count > nr))
-		return -EINVAL;
+	if (!(flags & (PTRACE_BTS_O_TRACE | PTRACE_BTS_O_SCHED)))
+		return NULL;
+	/* User branches only: a debugger never sees the kernel's. */
+	if (flags & PTRACE_BTS_O_TRACE)
+		cfg.flags |= DS_TRACE_USER;
+	if (flags & PTRACE_BTS_O_SCHED)
+		cfg.flags |= DS_TIMESTAMPS;
+	if (flags & PTRACE_BTS_O_SIGNAL)
+		cfg.overflow = ptrace_bts_overflow;
 
-	bts->buf = buf;
-	bts->nr = nr;
-	bts->signal = signal;
-	memset(buf, 0, nr * sizeof(*buf));
-	if (flags & (PTRACE_BTS_O_TRACE | PTRACE_BTS_O_SCHED)) {
-		/* User branches only: a debugger never sees the kernel's. */
-		if (flags & PTRACE_BTS_O_TRACE)
-			cfg.flags |= DS_TRACE_USER;
-		if (flags & PTRACE_BTS_O_SCHED)
-			cfg.flags |= DS_TIMESTAMPS;
-		if (flags & PTRACE_BTS_O_SIGNAL)
-			cfg.overflow = ptrace_bts_overflow;
+	if (bts->tracer)
+		return ds_replace(bts->tracer, &cfg);
+	return ds_request_bts(bts->task, -1, &cfg);
+}
 
-		tracer = ds_request_bts(bts->task, -1, &cfg);
-		if (IS_ERR(tracer))
-			goto untraced;
-		bts->tracer = tracer;
+/*
+ * Put @recs[0, @count), oldest first, into the buffer, which @bts->tracer
+ * (if any) has just started to record into from its beginning.
+ */
+static void ptrace_bts_fill(struct ptrace_bts *bts,
+			    const struct ds_bts_record *recs, size_t count)
+{
+	memset(bts->buf, 0, bts->nr * sizeof(*bts->buf));
+	if (bts->tracer) {
 		bts->count = 0;
-		/* The arbiter writes from the beginning of the buffer. */
 		if (count)
-			WARN_ON_ONCE(ds_write(tracer, recs,
+			WARN_ON_ONCE(ds_write(bts->tracer, recs,
 					      count * sizeof(*recs)) < 0);
-		return 0;
+	} else {
+		memcpy(bts->buf, recs, count * sizeof(*recs));
+		bts->count = count;
 	}
-	tracer = NULL;
-untraced:
-	memcpy(buf, recs, count * sizeof(*recs));
-	bts->count = count;
-	return PTR_ERR_OR_ZERO(tracer);
 }
 
 /*
@@ -468,10 +471,10 @@ static DECLARE_WORK(ptrace_bts_reaper, ptrace_bts_reap);
  * A configuration is made in two steps.  ptrace_bts_prepare() gets all it
  * needs (the structure, a new buffer and its charge, a copy of the records
  * there are) and may fail: then nothing changed.  ptrace_bts_commit()
- * swaps the recording; the only ways it can fail are the arbiter's: out
- * of memory for its tracer, or perf taking BTS in the moment it is free.
- * Then it takes the previous recording back, which needs the same and so
- * fails only if that happens twice in a row; then nothing records.
+ * swaps the recording; it can fail only in the arbiter (out of memory
+ * for its tracer, or perf holding BTS when switch records alone become
+ * branches), and then too nothing changed: ds_replace() lets go of the
+ * old tracer only once the new one has everything.
  */
 
 /**
@@ -616,46 +619,36 @@ static int ptrace_bts_commit(struct ptrace_bts *bts,
 			     struct ptrace_bts_prep *prep)
 {
 	u32 flags = cfg->flags & ~PTRACE_BTS_O_ALLOC;
-	struct ds_bts_record *old_buf = bts->buf;
-	u32 old_signal = bts->signal;
-	size_t old_nr = bts->nr;
-	int err;
+	struct ds_bts_record *buf = prep->buf ? prep->buf : bts->buf;
+	size_t nr = prep->buf ? prep->nr : bts->nr;
+	struct ds_tracer *tracer;
 
-	ptrace_bts_silence(bts);
-	if (prep->buf)
-		/* A new buffer starts empty. */
-		err = ptrace_bts_start(bts, prep->buf, prep->nr, NULL, 0,
-				       flags, cfg->signal);
-	else
-		err = ptrace_bts_start(bts, old_buf, old_nr, prep->snap,
-				       prep->count, flags, cfg->signal);
-	if (err)
-		goto restore;
+	/* A tracee is never left without the recording it had. */
+	tracer = ptrace_bts_recorder(bts, buf, nr, flags);
+	if (IS_ERR(tracer))
+		return PTR_ERR(tracer);
+	if (!tracer && bts->tracer)
+		WARN_ON_ONCE(ds_release(bts->tracer));
+	/* The old tracer's callback is done: serialization rule 5. */
+	bts->tracer = tracer;
+	/* A signal about the old buffer is stale. */
+	ptrace_bts_take_back(bts);
+	bts->signal = cfg->signal;
+	bts->flags = flags;
 
+	swap(bts->buf, buf);
+	bts->nr = nr;
 	if (prep->buf) {
-		/* The old buffer and its charge go, the new ones stay. */
-		prep->buf = old_buf;
+		/* A new buffer starts empty; the old one and its charge go. */
+		ptrace_bts_fill(bts, NULL, 0);
+		prep->buf = buf;
 		swap(bts->ucounts, prep->ucounts);
 		swap(bts->pages, prep->pages);
 		bts->size = cfg->size;
+	} else {
+		ptrace_bts_fill(bts, prep->snap, prep->count);
 	}
-	bts->flags = flags;
 	return 0;
-
-restore:
-	if (!old_buf) {
-		/* A new trace: ptrace_bts_config() frees it. */
-		bts->buf = NULL;
-		bts->nr = 0;
-		return err;
-	}
-	if (ptrace_bts_start(bts, old_buf, old_nr, prep->snap, prep->count,
-			     bts->flags, old_signal)) {
-		/* Say what is true: the records are there, nothing records. */
-		bts->flags = 0;
-		bts->signal = 0;
-	}
-	return err;
 }
 
 static int ptrace_bts_config(struct task_struct *child,
