@@ -892,6 +892,28 @@ void ptrace_bts_release(struct task_struct *child)
 	ptrace_bts_free(bts);
 }
 
+/*
+ * @child may be in the signal-delivery-stop of its overflow signal, the
+ * signal dequeued and waiting for the tracer's verdict.  Without a tracer
+ * the verdict would be the signal itself, delivered as the tracee resumes
+ * (ptrace_signal()); cancel it as the tracer would.  A stop whose siginfo
+ * the tracer replaced (PTRACE_SETSIGINFO) is left alone, and so is one the
+ * tracer reaped: wait(2) cleared ->exit_code, the signal is cancelled.
+ */
+static void ptrace_bts_cancel_stop_signal(struct task_struct *child,
+					  struct ptrace_bts *bts)
+{
+	const kernel_siginfo_t *info = child->last_siginfo;
+
+	lockdep_assert_held(&child->sighand->siglock);
+
+	if (!(bts->flags & PTRACE_BTS_O_SIGNAL) || !info || child->exit_state)
+		return;
+	if (info->si_signo == bts->signal && info->si_code == SI_KERNEL &&
+	    child->exit_code == bts->signal)
+		child->exit_code = 0;
+}
+
 /**
  * ptrace_bts_unlink() - the ptrace link of a tracee goes away
  * @child: the tracee
@@ -900,8 +922,10 @@ void ptrace_bts_release(struct task_struct *child)
  * detaches (which has released the trace already, see
  * ptrace_bts_release()), the tracer exits without detaching
  * (exit_ptrace()), a dead tracee is released.  The trace was made for this
- * link and goes with it: from now on it sends no signal, and the reaper
- * stops the recording and frees the buffer and its charge soon, in process
+ * link and goes with it: from now on it sends no signal, the one it sent
+ * and the tracee has not acted on is taken back (pending, or the verdict
+ * of a signal-delivery-stop the tracer did not reap), and the reaper stops
+ * the recording and frees the buffer and its charge soon, in process
  * context.  A later tracer finds nothing; its first PTRACE_BTS_CONFIG
  * waits for the reaper.
  *
@@ -924,6 +948,7 @@ void ptrace_bts_unlink(struct task_struct *child)
 	/* Serialization rule 4. */
 	bts->orphan = true;
 	__ptrace_bts_take_back(bts);
+	ptrace_bts_cancel_stop_signal(child, bts);
 	if (llist_add(&bts->reap, &ptrace_bts_orphans))
 		schedule_work(&ptrace_bts_reaper);
 }

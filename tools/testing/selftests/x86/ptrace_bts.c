@@ -1006,6 +1006,55 @@ TEST(tracer_exit_stops_tracing)
 }
 
 /*
+ * The debugger crashes while the tracee is in the signal-delivery-stop of
+ * its overflow signal, before it reaped the stop (reaping it with wait(2)
+ * would cancel the signal): the signal was for that debugger and must not
+ * be delivered to the tracee, whose default action for it is to die.
+ */
+TEST(tracer_exit_in_overflow_stop)
+{
+	pid_t pid, tracer, ret;
+	siginfo_t si;
+	int st;
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		busy_sleeper();
+	}
+
+	tracer = fork();
+	ASSERT_LE(0, tracer);
+	if (!tracer) {
+		if (bts(PTRACE_SEIZE, pid, 0, 0) ||
+		    bts(PTRACE_INTERRUPT, pid, 0, 0) ||
+		    waitpid(pid, &st, 0) != pid)
+			_exit(1);
+		if (config(pid, PTRACE_BTS_O_ALLOC | PTRACE_BTS_O_SCHED |
+			   PTRACE_BTS_O_SIGNAL, 8 * REC, SIGUSR1))
+			_exit(2);
+		/* Gone in the overflow's signal-delivery-stop, not reaped. */
+		if (bts(PTRACE_CONT, pid, 0, 0) ||
+		    waitid(P_PID, pid, &si, WSTOPPED | WNOWAIT) ||
+		    si.si_code != CLD_TRAPPED || si.si_status != SIGUSR1)
+			_exit(3);
+		_exit(0);
+	}
+	ASSERT_EQ(tracer, waitpid(tracer, &st, 0));
+	ASSERT_TRUE(WIFEXITED(st));
+	ASSERT_EQ(0, WEXITSTATUS(st));
+
+	usleep(100000);
+	ret = waitpid(pid, &st, WNOHANG);
+	if (ret == pid && WIFSIGNALED(st))
+		TH_LOG("the tracee died of signal %d after its tracer",
+		       WTERMSIG(st));
+	ASSERT_EQ(0, ret);
+	reap(pid);
+}
+
+/*
  * A tracer thread that is not the leader executes a program: it takes the
  * leader's thread id and keeps its own tracees and their configuration.
  */
