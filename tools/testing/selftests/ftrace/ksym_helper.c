@@ -72,6 +72,13 @@ static int hold(int cpu)
 	return 0;
 }
 
+/**
+ * main() - run the command named on the command line
+ * @argc: 3
+ * @argv: "hold" and a CPU number
+ *
+ * Return: the exit status described at the top of this file.
+ */
 int main(int argc, char **argv)
 {
 	if (argc == 3 && !strcmp(argv[1], "hold"))
