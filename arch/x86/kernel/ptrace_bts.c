@@ -72,6 +72,10 @@ static_assert(PTRACE_BTS_SIZE_MAX / sizeof(struct bts_struct) <= INT_MAX);
  * @size: the configured size (bytes of struct bts_struct)
  * @flags: the PTRACE_BTS_O_* flags in effect, without %PTRACE_BTS_O_ALLOC
  * @signal: the overflow signal
+ * @sigq: the overflow signal's sigqueue, owned (see owned_sigqueue_send());
+ *	%NULL until %PTRACE_BTS_O_SIGNAL is first asked for
+ * @sent: @sigq was queued since the last ptrace_bts_take_back(); under the
+ *	task's siglock
  * @orphan: the ptrace link it was made for is gone; see rule 4 below
  * @signal_work: sends @signal, see ptrace_bts_signal()
  * @reap: on the list of orphans, see ptrace_bts_unlink()
@@ -87,6 +91,8 @@ struct ptrace_bts {
 	u32 size;
 	u32 flags;
 	u32 signal;
+	struct sigqueue *sigq;
+	bool sent;
 	bool orphan;
 	struct irq_work signal_work;
 	struct llist_node reap;
@@ -282,9 +288,9 @@ static void ptrace_bts_signal(struct irq_work *work)
 	if (!lock_task_sighand(bts->task, &irqflags))
 		return;
 	/* Serialization rule 4. */
-	if (!bts->orphan)
-		send_signal_locked(bts->signal, SEND_SIG_PRIV, bts->task,
-				   PIDTYPE_PID);
+	if (!bts->orphan && !WARN_ON_ONCE(!bts->sigq) &&
+	    owned_sigqueue_send(bts->sigq, bts->task, bts->signal))
+		bts->sent = true;
 	unlock_task_sighand(bts->task, &irqflags);
 }
 
@@ -371,8 +377,9 @@ static void __ptrace_bts_take_back(struct ptrace_bts *bts)
 {
 	lockdep_assert_held(&bts->task->sighand->siglock);
 
-	if (bts->flags & PTRACE_BTS_O_SIGNAL)
-		discard_kernel_signal(bts->task, bts->signal);
+	if (bts->sigq)
+		owned_sigqueue_discard(bts->sigq, bts->task);
+	bts->sent = false;
 }
 
 static void ptrace_bts_take_back(struct ptrace_bts *bts)
@@ -449,6 +456,7 @@ static void ptrace_bts_free(struct ptrace_bts *bts)
 	ptrace_bts_stop(bts);
 	vfree(bts->buf);
 	ptrace_bts_uncharge(bts->ucounts, bts->pages);
+	owned_sigqueue_free(bts->sigq, bts->task);
 	put_task_struct(bts->task);
 	kfree(bts);
 }
@@ -585,6 +593,13 @@ static int ptrace_bts_prepare(struct ptrace_bts *bts,
 			      struct ptrace_bts_prep *prep)
 {
 	struct ucounts *ucounts;
+
+	/* Kept once made, unused until a configuration sends it. */
+	if ((cfg->flags & PTRACE_BTS_O_SIGNAL) && !bts->sigq) {
+		bts->sigq = owned_sigqueue_alloc(bts->task);
+		if (!bts->sigq)
+			return -ENOMEM;
+	}
 
 	if (cfg->flags & PTRACE_BTS_O_ALLOC) {
 		prep->nr = cfg->size / sizeof(struct bts_struct);
@@ -896,9 +911,13 @@ void ptrace_bts_release(struct task_struct *child)
  * @child may be in the signal-delivery-stop of its overflow signal, the
  * signal dequeued and waiting for the tracer's verdict.  Without a tracer
  * the verdict would be the signal itself, delivered as the tracee resumes
- * (ptrace_signal()); cancel it as the tracer would.  A stop whose siginfo
- * the tracer replaced (PTRACE_SETSIGINFO) is left alone, and so is one the
- * tracer reaped: wait(2) cleared ->exit_code, the signal is cancelled.
+ * (ptrace_signal()); cancel it as the tracer would.  The stop is taken
+ * for ours if we queued the signal since the last take-back, it has left
+ * the queue since (@sent, and @sigq off the list) and the stop is for that
+ * signal from the kernel (SI_KERNEL): another kernel instance of the same
+ * signal in the same situation cannot be told from it.  A stop whose
+ * siginfo the tracer replaced (PTRACE_SETSIGINFO) is left alone, and so is
+ * one the tracer reaped (wait(2) cleared ->exit_code) or resumed.
  */
 static void ptrace_bts_cancel_stop_signal(struct task_struct *child,
 					  struct ptrace_bts *bts)
@@ -907,7 +926,13 @@ static void ptrace_bts_cancel_stop_signal(struct task_struct *child,
 
 	lockdep_assert_held(&child->sighand->siglock);
 
-	if (!(bts->flags & PTRACE_BTS_O_SIGNAL) || !info || child->exit_state)
+	/*
+	 * Still in the stop with no verdict (ptrace_resume() clears
+	 * JOBCTL_TRACED as it sets ->exit_code), and ours was dequeued: on
+	 * the pending list only under siglock, which we hold.
+	 */
+	if (!bts->sent || !info || child->exit_state ||
+	    !(child->jobctl & JOBCTL_TRACED) || !list_empty(&bts->sigq->list))
 		return;
 	if (info->si_signo == bts->signal && info->si_code == SI_KERNEL &&
 	    child->exit_code == bts->signal)
@@ -947,8 +972,9 @@ void ptrace_bts_unlink(struct task_struct *child)
 		return;
 	/* Serialization rule 4. */
 	bts->orphan = true;
-	__ptrace_bts_take_back(bts);
+	/* Before the take-back, which forgets what was sent. */
 	ptrace_bts_cancel_stop_signal(child, bts);
+	__ptrace_bts_take_back(bts);
 	if (llist_add(&bts->reap, &ptrace_bts_orphans))
 		schedule_work(&ptrace_bts_reaper);
 }

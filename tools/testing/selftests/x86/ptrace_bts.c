@@ -192,6 +192,34 @@ static void blocked_overflow(void)
 	stop_forever();
 }
 
+#define RT_MARK		0x5eed
+
+/*
+ * With SIGRTMIN + 1 blocked, queues it to itself with si_code SI_KERNEL
+ * (as a kernel sender would) and si_pid RT_MARK (si_value would not reach
+ * a 32-bit tracer: SI_KERNEL has the layout of kill()'s siginfo), then
+ * fills a small buffer and stops, unblocks, stops.
+ */
+static void kernel_coded_rt(void)
+{
+	siginfo_t si = { .si_signo = SIGRTMIN + 1, .si_code = SI_KERNEL };
+	sigset_t set;
+	int i;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGRTMIN + 1);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	si.si_pid = RT_MARK;
+	if (syscall(SYS_rt_tgsigqueueinfo, getpid(), syscall(SYS_gettid),
+		    SIGRTMIN + 1, &si))
+		_exit(97);
+	for (i = 0; i < 4 * SLEEPS; i++)
+		usleep(1000);
+	raise(SIGSTOP);
+	sigprocmask(SIG_UNBLOCK, &set, NULL);
+	stop_forever();
+}
+
 static void forker(void)
 {
 	pid_t pid = fork();
@@ -786,6 +814,35 @@ TEST(drain_discards_stale_overflow)
 	/* Drained: unblocking it must not report an overflow any more. */
 	EXPECT_EQ(SIGSTOP, cont(pid, 0));
 	EXPECT_GT(8, bts(PTRACE_BTS_SIZE, pid, 0, 0));
+	reap(pid);
+}
+
+/*
+ * DRAIN takes back the overflow signal the kernel queued, not another
+ * instance of the same signal that looks like it (si_code SI_KERNEL).
+ */
+TEST(drain_spares_other_instances)
+{
+	struct bts_struct *r;
+	siginfo_t si;
+	pid_t pid;
+	long n;
+
+	pid = spawn(kernel_coded_rt);
+	ASSERT_LT(0, pid);
+	ASSERT_EQ(0, config(pid, PTRACE_BTS_O_ALLOC | PTRACE_BTS_O_SCHED |
+				 PTRACE_BTS_O_SIGNAL, 8 * REC, SIGRTMIN + 1));
+	/* Both are pending: the tracee's own, then the overflow's. */
+	ASSERT_EQ(SIGSTOP, cont(pid, 0));
+	n = drain(pid, &r, 8);
+	EXPECT_EQ(8, n);
+	free(r);
+	/* Unblocked: only the tracee's own comes. */
+	ASSERT_EQ(SIGRTMIN + 1, cont(pid, 0));
+	ASSERT_EQ(0, bts(PTRACE_GETSIGINFO, pid, 0, (unsigned long)&si));
+	EXPECT_EQ(SI_KERNEL, si.si_code);
+	EXPECT_EQ(RT_MARK, si.si_pid);
+	EXPECT_EQ(SIGSTOP, cont(pid, 0));
 	reap(pid);
 }
 
