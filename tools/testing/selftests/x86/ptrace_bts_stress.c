@@ -1331,7 +1331,9 @@ static void op_drain(struct tracee *t, bool kill_it)
 		want |= E(EIO);
 	if (n && !buf_usable(k, true, n * REC))
 		want |= E(EFAULT);
-	recs = (struct bts_struct *)get_buf(k, data, true);
+	/* DRAIN writes the records, not @data bytes: the edge is theirs. */
+	recs = (struct bts_struct *)get_buf(k, k == B_EDGE && n ? n * REC : data,
+					    true);
 	if (kill_it) {
 		k_pid = killer(t->tid);
 		t->killed = true;
