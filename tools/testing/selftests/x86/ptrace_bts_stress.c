@@ -801,7 +801,7 @@ static const char *req_name(long req)
 
 	if (req >= PTRACE_BTS_CONFIG && req <= PTRACE_BTS_DRAIN)
 		return names[req - PTRACE_BTS_CONFIG];
-	return "?";
+	return req == PTRACE_DETACH ? "DETACH" : "?";
 }
 
 static uint64_t documented(long req)
@@ -819,6 +819,9 @@ static uint64_t documented(long req)
 		return E(EINVAL) | E(ESRCH);
 	case PTRACE_BTS_DRAIN:
 		return E(EIO) | E(EFAULT) | E(EINTR) | E(ESRCH);
+	case PTRACE_DETACH:
+		/* ptrace(2): not stopped (killed meanwhile); a bad signal. */
+		return E(ESRCH) | E(EIO);
 	}
 	return E(EIO);
 }
