@@ -1017,22 +1017,57 @@ static void ds_attach(struct ds_tracer *t, struct ds_tracer **slot,
 	}
 }
 
+/* Steps 1 and 2: a checked tracer for @cfg, and what its half offers. */
+static struct ds_tracer *ds_tracer_new(enum ds_half half,
+				       struct task_struct *task, int cpu,
+				       const struct ds_config *cfg,
+				       struct ds_hw_info *info)
+{
+	bool soft = ds_is_soft(half, task, cfg);
+	struct ds_tracer *t;
+	int err;
+
+	err = ds_request_check(half, task, cpu, cfg, soft, info);
+	if (err)
+		return ERR_PTR(err);
+	t = ds_tracer_alloc(half, task, cpu, cfg, soft, info->record_size);
+	return t ? t : ERR_PTR(-ENOMEM);
+}
+
+/*
+ * The end of a tracer that is in no slot any more: wait for context
+ * switches that may still look at it and give back its count on the half,
+ * under ds_mutex; then ds_tracer_free() it.
+ */
+static void ds_tracer_put_half(struct ds_tracer *t)
+{
+	lockdep_assert_held(&ds_mutex);
+
+	synchronize_rcu();
+	if (!t->soft && !--ds_users[t->half])
+		ds_unreserve(t->half);
+}
+
+/* After ds_tracer_put_half(): drop @task (its task, if any) and free it. */
+static void ds_tracer_free(struct ds_tracer *t, struct task_struct *task)
+{
+	if (task)
+		put_task_struct(task);
+	irq_work_sync(&t->work);
+	kfree(t);
+}
+
 static struct ds_tracer *ds_request(enum ds_half half,
 				    struct task_struct *task, int cpu,
 				    const struct ds_config *cfg)
 {
-	bool soft = ds_is_soft(half, task, cfg);
 	struct ds_tracer *t, **slot;
 	struct ds_hw_info info;
 	int err;
 
-	err = ds_request_check(half, task, cpu, cfg, soft, &info);
-	if (err)
-		return ERR_PTR(err);
-
-	t = ds_tracer_alloc(half, task, cpu, cfg, soft, info.record_size);
-	if (!t)
-		return ERR_PTR(-ENOMEM);
+	t = ds_tracer_new(half, task, cpu, cfg, &info);
+	if (IS_ERR(t))
+		return t;
 
 	mutex_lock(&ds_mutex);
 
@@ -1048,7 +1083,7 @@ static struct ds_tracer *ds_request(enum ds_half half,
 	}
 
 	/* A soft tracer has nothing to borrow. */
-	if (!soft) {
+	if (!t->soft) {
 		err = ds_get_half(half, &info);
 		if (err)
 			goto out_untag;
@@ -1154,17 +1189,10 @@ int ds_release(struct ds_tracer *tracer)
 		WRITE_ONCE(*ds_cpu_slot(tracer->cpu, half), NULL);
 		ds_kick_cpu(tracer->cpu);
 	}
-	/* A context switch may still be looking at the tracer. */
-	synchronize_rcu();
-
-	if (!tracer->soft && !--ds_users[half])
-		ds_unreserve(half);
+	ds_tracer_put_half(tracer);
 	mutex_unlock(&ds_mutex);
 
-	if (task)
-		put_task_struct(task);
-	irq_work_sync(&tracer->work);
-	kfree(tracer);
+	ds_tracer_free(tracer, task);
 	return 0;
 }
 
@@ -1198,7 +1226,6 @@ struct ds_tracer *ds_replace(struct ds_tracer *tracer,
 	struct task_struct *task;
 	struct ds_hw_info info;
 	enum ds_half half;
-	bool soft;
 	int cpu, err;
 
 	if (IS_ERR_OR_NULL(tracer))
@@ -1217,16 +1244,12 @@ struct ds_tracer *ds_replace(struct ds_tracer *tracer,
 	if (WARN_ON_ONCE(*slot != tracer))
 		goto out_unlock;
 
-	soft = ds_is_soft(half, task, cfg);
-	err = ds_request_check(half, task, cpu, cfg, soft, &info);
-	if (err)
-		goto out_unlock;
-	err = -ENOMEM;
-	t = ds_tracer_alloc(half, task, cpu, cfg, soft, info.record_size);
-	if (!t)
+	t = ds_tracer_new(half, task, cpu, cfg, &info);
+	err = PTR_ERR(t);
+	if (IS_ERR(t))
 		goto out_unlock;
 	/* While @tracer holds the half this only counts. */
-	if (!soft) {
+	if (!t->soft) {
 		err = ds_get_half(half, &info);
 		if (err)
 			goto out_free;
@@ -1237,16 +1260,10 @@ struct ds_tracer *ds_replace(struct ds_tracer *tracer,
 	 * window into @tracer, which the cpu had loaded, and loads @t.
 	 */
 	ds_attach(t, slot, task, cpu);
-	/* A context switch may still be looking at @tracer. */
-	synchronize_rcu();
-	if (!tracer->soft && !--ds_users[half])
-		ds_unreserve(half);
+	ds_tracer_put_half(tracer);
 	mutex_unlock(&ds_mutex);
 
-	if (task)
-		put_task_struct(task);
-	irq_work_sync(&tracer->work);
-	kfree(tracer);
+	ds_tracer_free(tracer, task);
 	return t;
 
 out_free:
