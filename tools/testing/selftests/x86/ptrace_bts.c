@@ -283,6 +283,31 @@ static void reap(pid_t pid)
 	waitpid(pid, &st, 0);
 }
 
+/* Seize @pid from a tracer that is not its parent; it is stopped then. */
+static int seize_stopped(pid_t pid)
+{
+	int st;
+
+	if (bts(PTRACE_SEIZE, pid, 0, 0) || bts(PTRACE_INTERRUPT, pid, 0, 0) ||
+	    waitpid(pid, &st, 0) != pid)
+		return -1;
+	return 0;
+}
+
+/*
+ * Whether our child @pid lives on @us microseconds from now: 0, or the
+ * signal that killed it (-1 if it exited).
+ */
+static int death_after(pid_t pid, useconds_t us)
+{
+	int st;
+
+	usleep(us);
+	if (waitpid(pid, &st, WNOHANG) != pid)
+		return 0;
+	return WIFSIGNALED(st) ? WTERMSIG(st) : -1;
+}
+
 /* Drain @pid into a new array of at most @max records; the count. */
 static long drain(pid_t pid, struct bts_struct **out, size_t max)
 {
@@ -1030,9 +1055,7 @@ TEST(tracer_exit_stops_tracing)
 	tracer = fork();
 	ASSERT_LE(0, tracer);
 	if (!tracer) {
-		if (bts(PTRACE_SEIZE, pid, 0, 0) ||
-		    bts(PTRACE_INTERRUPT, pid, 0, 0) ||
-		    waitpid(pid, &st, 0) != pid)
+		if (seize_stopped(pid))
 			_exit(1);
 		if (config(pid, flags, 8 * REC, SIGUSR1) &&
 		    (errno != EBUSY ||
@@ -1047,12 +1070,9 @@ TEST(tracer_exit_stops_tracing)
 	ASSERT_EQ(0, WEXITSTATUS(st));
 
 	/* Eight records are four sleeps: the buffer would be full by now. */
-	usleep(100000);
-	ret = waitpid(pid, &st, WNOHANG);
-	if (ret == pid && WIFSIGNALED(st))
-		TH_LOG("the untraced tracee was killed by signal %d",
-		       WTERMSIG(st));
-	ASSERT_EQ(0, ret);
+	ret = death_after(pid, 100000);
+	ASSERT_EQ(0, ret) TH_LOG("the untraced tracee was killed by signal %d",
+				 ret);
 
 	/* And nothing is left for the next tracer. */
 	ASSERT_EQ(0, bts(PTRACE_ATTACH, pid, 0, 0));
@@ -1084,9 +1104,7 @@ TEST(tracer_exit_in_overflow_stop)
 	tracer = fork();
 	ASSERT_LE(0, tracer);
 	if (!tracer) {
-		if (bts(PTRACE_SEIZE, pid, 0, 0) ||
-		    bts(PTRACE_INTERRUPT, pid, 0, 0) ||
-		    waitpid(pid, &st, 0) != pid)
+		if (seize_stopped(pid))
 			_exit(1);
 		if (config(pid, PTRACE_BTS_O_ALLOC | PTRACE_BTS_O_SCHED |
 			   PTRACE_BTS_O_SIGNAL, 8 * REC, SIGUSR1))
@@ -1102,12 +1120,9 @@ TEST(tracer_exit_in_overflow_stop)
 	ASSERT_TRUE(WIFEXITED(st));
 	ASSERT_EQ(0, WEXITSTATUS(st));
 
-	usleep(100000);
-	ret = waitpid(pid, &st, WNOHANG);
-	if (ret == pid && WIFSIGNALED(st))
-		TH_LOG("the tracee died of signal %d after its tracer",
-		       WTERMSIG(st));
-	ASSERT_EQ(0, ret);
+	ret = death_after(pid, 100000);
+	ASSERT_EQ(0, ret) TH_LOG("the tracee died of signal %d after its tracer",
+				 ret);
 	reap(pid);
 }
 
