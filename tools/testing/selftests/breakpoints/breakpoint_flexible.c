@@ -582,6 +582,21 @@ static int cgroup_enter(const char *dir, pid_t pid)
 	return ret;
 }
 
+/* Write @what into the cgroup.subtree_control of @dir; 0 or -1. */
+static int cgroup_control(const char *dir, const char *what)
+{
+	char path[256];
+	int fd, ret;
+
+	snprintf(path, sizeof(path), "%s/cgroup.subtree_control", dir);
+	fd = open(path, O_WRONLY);
+	if (fd < 0)
+		return -1;
+	ret = write(fd, what, strlen(what)) == (ssize_t)strlen(what) ? 0 : -1;
+	close(fd);
+	return ret;
+}
+
 /* Open a pinned watchpoint on CPU 0 for the tasks of cgroup @cg_fd. */
 static int open_cgroup_watch(uint64_t *addr, int cg_fd)
 {
@@ -625,6 +640,11 @@ TEST(cgroup_move_keeps_pinned)
 		rmdir(root);
 		SKIP(return, "no cgroup2 to mount: %s", strerror(errno));
 	}
+	/*
+	 * A cgroup2 child has perf_event's implicit state only once the
+	 * root's subtree_control has changed: enable memory if it is there.
+	 */
+	cgroup_control(root, "+memory");
 	snprintf(child, sizeof(child), "%s/bp_flexible", root);
 	if (mkdir(child, 0755) && errno != EEXIST) {
 		umount(root);
