@@ -879,11 +879,20 @@ static int ds_check_config(enum ds_half half, struct task_struct *task,
 	return 0;
 }
 
+/*
+ * A reset (ds_reset(), ds_clear()) between the overflow and this work arms
+ * the tracer again: the overflow it was queued for is gone, and a user that
+ * emptied its buffer must not hear of it.  The lock orders the callback
+ * before a reset or after it, never beside it.
+ */
 static void ds_overflow_work(struct irq_work *work)
 {
 	struct ds_tracer *t = container_of(work, struct ds_tracer, work);
 
-	t->overflow(t, t->data);
+	raw_spin_lock(&t->lock);
+	if (!t->armed)
+		t->overflow(t, t->data);
+	raw_spin_unlock(&t->lock);
 }
 
 /*

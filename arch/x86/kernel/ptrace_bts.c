@@ -74,8 +74,11 @@ static_assert(PTRACE_BTS_SIZE_MAX / sizeof(struct bts_struct) <= INT_MAX);
  * @signal: the overflow signal
  * @sigq: the overflow signal's sigqueue, owned (see owned_sigqueue_send());
  *	%NULL until %PTRACE_BTS_O_SIGNAL is first asked for
- * @sent: @sigq was queued since the last ptrace_bts_take_back(); under the
- *	task's siglock
+ * @sent: the signal @sigq was queued with, while it may still be pending;
+ *	0 if none.  Under the task's siglock.
+ * @delivered: the signal @sigq was last dequeued with, 0 if none: it may be
+ *	the verdict of a signal-delivery-stop, which a take-back cannot
+ *	undo; see ptrace_bts_cancel_stop_signal().  Under the task's siglock.
  * @orphan: the ptrace link it was made for is gone; see rule 4 below
  * @signal_work: sends @signal, see ptrace_bts_signal()
  * @reap: on the list of orphans, see ptrace_bts_unlink()
@@ -92,7 +95,8 @@ struct ptrace_bts {
 	u32 flags;
 	u32 signal;
 	struct sigqueue *sigq;
-	bool sent;
+	int sent;
+	int delivered;
 	bool orphan;
 	struct irq_work signal_work;
 	struct llist_node reap;
@@ -279,6 +283,17 @@ static u32 ptrace_bts_pid(struct ptrace_bts *bts)
  * The signal, from an irq_work that PREEMPT_RT runs in a thread: siglock
  * is a spinlock_t, which hard interrupt context may not take there.
  */
+/* Note whether the signal sent has left the queue since. */
+static void ptrace_bts_note_delivered(struct ptrace_bts *bts)
+{
+	lockdep_assert_held(&bts->task->sighand->siglock);
+
+	if (bts->sent && list_empty(&bts->sigq->list)) {
+		bts->delivered = bts->sent;
+		bts->sent = 0;
+	}
+}
+
 static void ptrace_bts_signal(struct irq_work *work)
 {
 	struct ptrace_bts *bts = container_of(work, struct ptrace_bts,
@@ -288,9 +303,11 @@ static void ptrace_bts_signal(struct irq_work *work)
 	if (!lock_task_sighand(bts->task, &irqflags))
 		return;
 	/* Serialization rule 4. */
-	if (!bts->orphan && !WARN_ON_ONCE(!bts->sigq) &&
-	    owned_sigqueue_send(bts->sigq, bts->task, bts->signal))
-		bts->sent = true;
+	if (!bts->orphan && !WARN_ON_ONCE(!bts->sigq)) {
+		ptrace_bts_note_delivered(bts);
+		if (owned_sigqueue_send(bts->sigq, bts->task, bts->signal))
+			bts->sent = bts->signal;
+	}
 	unlock_task_sighand(bts->task, &irqflags);
 }
 
@@ -377,9 +394,9 @@ static void __ptrace_bts_take_back(struct ptrace_bts *bts)
 {
 	lockdep_assert_held(&bts->task->sighand->siglock);
 
-	if (bts->sigq)
-		owned_sigqueue_discard(bts->sigq, bts->task);
-	bts->sent = false;
+	if (bts->sigq && owned_sigqueue_discard(bts->sigq, bts->task))
+		bts->sent = 0;
+	ptrace_bts_note_delivered(bts);
 }
 
 static void ptrace_bts_take_back(struct ptrace_bts *bts)
@@ -407,14 +424,17 @@ static void ptrace_bts_silence(struct ptrace_bts *bts)
 static void ptrace_bts_empty(struct ptrace_bts *bts)
 {
 	/* Serialization rule 1: the tracee records nothing meanwhile. */
-	ptrace_bts_take_back(bts);
 	if (bts->tracer) {
-		/* Also re-arms the overflow signal. */
+		/*
+		 * Also re-arms the overflow callback and takes back a call
+		 * not made yet; one made before is taken back below.
+		 */
 		WARN_ON_ONCE(ds_clear(bts->tracer));
 	} else {
 		memset(bts->buf, 0, bts->count * sizeof(*bts->buf));
 		bts->count = 0;
 	}
+	ptrace_bts_take_back(bts);
 }
 
 /* The records, oldest first, in a new array; %NULL if there are none. */
@@ -495,6 +515,8 @@ static DECLARE_WORK(ptrace_bts_reaper, ptrace_bts_reap);
  * @pages: the pages charged for @buf
  * @snap: the records there are, oldest first, to take back or keep
  * @count: the number of records in @snap
+ * @sigq: the overflow signal's sigqueue, when %PTRACE_BTS_O_SIGNAL is asked
+ *	for the first time; the trace keeps it once the configuration holds
  */
 struct ptrace_bts_prep {
 	struct ds_bts_record *buf;
@@ -503,14 +525,17 @@ struct ptrace_bts_prep {
 	unsigned long pages;
 	struct ds_bts_record *snap;
 	size_t count;
+	struct sigqueue *sigq;
 };
 
-/* Free what ptrace_bts_prepare() got and nothing uses. */
-static void ptrace_bts_discard(struct ptrace_bts_prep *prep)
+/* Free what ptrace_bts_prepare() got for @bts and nothing uses. */
+static void ptrace_bts_discard(struct ptrace_bts *bts,
+			       struct ptrace_bts_prep *prep)
 {
 	kvfree(prep->snap);
 	vfree(prep->buf);
 	ptrace_bts_uncharge(prep->ucounts, prep->pages);
+	owned_sigqueue_free(prep->sigq, bts->task);
 }
 
 /* A tracee stopped at PTRACE_EVENT_EXIT, or later, is on its way out. */
@@ -596,8 +621,8 @@ static int ptrace_bts_prepare(struct ptrace_bts *bts,
 
 	/* Kept once made, unused until a configuration sends it. */
 	if ((cfg->flags & PTRACE_BTS_O_SIGNAL) && !bts->sigq) {
-		bts->sigq = owned_sigqueue_alloc(bts->task);
-		if (!bts->sigq)
+		prep->sigq = owned_sigqueue_alloc(bts->task);
+		if (!prep->sigq)
 			return -ENOMEM;
 	}
 
@@ -608,13 +633,20 @@ static int ptrace_bts_prepare(struct ptrace_bts *bts,
 		if (IS_ERR(ucounts))
 			return PTR_ERR(ucounts);
 		prep->ucounts = ucounts;
-		/* The tracer chose the size: a failure is its ENOMEM, not a splat. */
+		/*
+		 * The tracer chose the size: a failure is its ENOMEM, not a
+		 * splat, and not its memory cgroup's OOM killer either.
+		 */
 		prep->buf = __vmalloc(prep->pages << PAGE_SHIFT,
-				      GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
+				      GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL |
+				      __GFP_NOWARN);
 		if (!prep->buf)
 			return -ENOMEM;
 	}
 
+	/* A new buffer starts empty: the records are kept only in the old. */
+	if (cfg->flags & PTRACE_BTS_O_ALLOC)
+		return 0;
 	prep->snap = ptrace_bts_snapshot(bts, &prep->count);
 	if (IS_ERR(prep->snap)) {
 		int err = PTR_ERR(prep->snap);
@@ -638,10 +670,20 @@ static int ptrace_bts_commit(struct ptrace_bts *bts,
 	size_t nr = prep->buf ? prep->nr : bts->nr;
 	struct ds_tracer *tracer;
 
+	/*
+	 * The first sigqueue is in place before the new tracer can call
+	 * back; the old tracer had no O_SIGNAL and does not use it.
+	 */
+	if (prep->sigq)
+		bts->sigq = prep->sigq;
 	/* A tracee is never left without the recording it had. */
 	tracer = ptrace_bts_recorder(bts, buf, nr, flags);
-	if (IS_ERR(tracer))
+	if (IS_ERR(tracer)) {
+		if (prep->sigq)
+			bts->sigq = NULL;
 		return PTR_ERR(tracer);
+	}
+	prep->sigq = NULL;
 	if (!tracer && bts->tracer)
 		WARN_ON_ONCE(ds_release(bts->tracer));
 	/* The old tracer's callback is done: serialization rule 5. */
@@ -710,7 +752,7 @@ static int ptrace_bts_config(struct task_struct *child,
 	err = ptrace_bts_prepare(bts, &cfg, &prep);
 	if (!err)
 		err = ptrace_bts_commit(bts, &cfg, &prep);
-	ptrace_bts_discard(&prep);
+	ptrace_bts_discard(bts, &prep);
 
 	if (fresh) {
 		/* A new trace exists once it has a buffer. */
@@ -912,10 +954,10 @@ void ptrace_bts_release(struct task_struct *child)
  * signal dequeued and waiting for the tracer's verdict.  Without a tracer
  * the verdict would be the signal itself, delivered as the tracee resumes
  * (ptrace_signal()); cancel it as the tracer would.  The stop is taken
- * for ours if we queued the signal since the last take-back, it has left
- * the queue since (@sent, and @sigq off the list) and the stop is for that
- * signal from the kernel (SI_KERNEL): another kernel instance of the same
- * signal in the same situation cannot be told from it.  A stop whose
+ * for ours if our signal left the queue before any take-back (@delivered)
+ * and the stop is for that signal from the kernel (SI_KERNEL): another
+ * kernel instance of the same signal in the same situation cannot be told
+ * from it.  A stop whose
  * siginfo the tracer replaced (PTRACE_SETSIGINFO) is left alone, and so is
  * one the tracer reaped (wait(2) cleared ->exit_code) or resumed.
  */
@@ -931,11 +973,12 @@ static void ptrace_bts_cancel_stop_signal(struct task_struct *child,
 	 * JOBCTL_TRACED as it sets ->exit_code), and ours was dequeued: on
 	 * the pending list only under siglock, which we hold.
 	 */
-	if (!bts->sent || !info || child->exit_state ||
-	    !(child->jobctl & JOBCTL_TRACED) || !list_empty(&bts->sigq->list))
+	ptrace_bts_note_delivered(bts);
+	if (!bts->delivered || !info || child->exit_state ||
+	    !(child->jobctl & JOBCTL_TRACED))
 		return;
-	if (info->si_signo == bts->signal && info->si_code == SI_KERNEL &&
-	    child->exit_code == bts->signal)
+	if (info->si_signo == bts->delivered && info->si_code == SI_KERNEL &&
+	    child->exit_code == bts->delivered)
 		child->exit_code = 0;
 }
 
@@ -972,7 +1015,6 @@ void ptrace_bts_unlink(struct task_struct *child)
 		return;
 	/* Serialization rule 4. */
 	bts->orphan = true;
-	/* Before the take-back, which forgets what was sent. */
 	ptrace_bts_cancel_stop_signal(child, bts);
 	__ptrace_bts_take_back(bts);
 	if (llist_add(&bts->reap, &ptrace_bts_orphans))

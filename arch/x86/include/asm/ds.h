@@ -80,7 +80,9 @@ enum ds_bts_qualifier {
  * @overflow: %NULL for a circular buffer; else the buffer is linear and
  *	@overflow is called (from hard interrupt context, through irq_work)
  *	once each time the write index reaches @threshold records before the
- *	end; records that find the buffer full are dropped
+ *	end, unless the tracer is reset before the call; records that find
+ *	the buffer full are dropped.  It is called with the tracer's lock
+ *	held: it must not call the ds_*() functions of the tracer.
  * @data: passed to @overflow
  * @threshold: with @overflow, the number of records before the end of the
  *	buffer at which @overflow is called (0: when the buffer is full);

@@ -12,6 +12,7 @@
 
 #include <assert.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -21,8 +22,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -1086,23 +1089,26 @@ TEST(tracer_exit_stops_tracing)
  * The debugger crashes while the tracee is in the signal-delivery-stop of
  * its overflow signal, before it reaped the stop (reaping it with wait(2)
  * would cancel the signal): the signal was for that debugger and must not
- * be delivered to the tracee, whose default action for it is to die.
+ * be delivered to the tracee, whose default action for it is to die.  The
+ * debugger did nothing else (@request 0), or emptied or configured the
+ * buffer first.  0, the signal the tracee died of, or -(the failed step).
  */
-TEST(tracer_exit_in_overflow_stop)
+static int overflow_stop_then_exit(long request)
 {
-	pid_t pid, tracer, ret;
+	struct bts_struct recs[8];
+	pid_t pid, tracer;
 	siginfo_t si;
-	int st;
+	int st, ret;
 
 	pid = fork();
-	ASSERT_LE(0, pid);
+	if (pid < 0)
+		return -1;
 	if (!pid) {
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		busy_sleeper();
 	}
 
 	tracer = fork();
-	ASSERT_LE(0, tracer);
 	if (!tracer) {
 		if (seize_stopped(pid))
 			_exit(1);
@@ -1114,16 +1120,46 @@ TEST(tracer_exit_in_overflow_stop)
 		    waitid(P_PID, pid, &si, WSTOPPED | WNOWAIT) ||
 		    si.si_code != CLD_TRAPPED || si.si_status != SIGUSR1)
 			_exit(3);
+		if (request == PTRACE_BTS_DRAIN &&
+		    bts(request, pid, (unsigned long)recs, sizeof(recs)) < 0)
+			_exit(4);
+		if (request == PTRACE_BTS_CLEAR && bts(request, pid, 0, 0))
+			_exit(4);
+		if (request == PTRACE_BTS_CONFIG &&
+		    config(pid, PTRACE_BTS_O_SCHED | PTRACE_BTS_O_SIGNAL, 0,
+			   SIGUSR1))
+			_exit(4);
 		_exit(0);
 	}
-	ASSERT_EQ(tracer, waitpid(tracer, &st, 0));
-	ASSERT_TRUE(WIFEXITED(st));
-	ASSERT_EQ(0, WEXITSTATUS(st));
-
+	if (tracer < 0 || waitpid(tracer, &st, 0) != tracer || !WIFEXITED(st)) {
+		reap(pid);
+		return -1;
+	}
+	if (WEXITSTATUS(st)) {
+		reap(pid);
+		return -WEXITSTATUS(st);
+	}
 	ret = death_after(pid, 100000);
-	ASSERT_EQ(0, ret) TH_LOG("the tracee died of signal %d after its tracer",
-				 ret);
 	reap(pid);
+	return ret;
+}
+
+TEST(tracer_exit_in_overflow_stop)
+{
+	static const long requests[] = {
+		0, PTRACE_BTS_DRAIN, PTRACE_BTS_CLEAR, PTRACE_BTS_CONFIG,
+	};
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < ARRAY_SIZE(requests); i++) {
+		ret = overflow_stop_then_exit(requests[i]);
+		EXPECT_EQ(0, ret)
+			TH_LOG("after request %ld, %s %d", requests[i],
+			       ret < 0 ? "the tracer failed at step" :
+			       "the tracee died of signal after its tracer:",
+			       ret < 0 ? -ret : ret);
+	}
 }
 
 /*
@@ -1500,6 +1536,179 @@ TEST(memlock_per_user)
 	if (ret == -1)
 		SKIP(return, "needs root to become nobody");
 	EXPECT_EQ(0, ret);
+}
+
+/* The signals queued for @pid's user, from /proc/PID/status; -1 if unknown. */
+static long sigq_of(pid_t pid)
+{
+	char path[64], line[128];
+	long n = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	f = fopen(path, "r");
+	while (f && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "SigQ: %ld/", &n) == 1)
+			break;
+	}
+	if (f)
+		fclose(f);
+	return n;
+}
+
+static void failed_config_body(void)
+{
+	long queued;
+	pid_t pid;
+
+	pid = spawn(sleeper);
+	CHILD_CHECK(pid > 0);
+	set_memlock(2 * 4096);
+	queued = sigq_of(pid);
+	CHILD_CHECK(queued >= 0);
+
+	/* The signal's memory is set aside by a CONFIG that succeeds only. */
+	CHILD_CHECK(config(pid, PTRACE_BTS_O_ALLOC | PTRACE_BTS_O_SIGNAL,
+			   FITS(3) * REC, SIGUSR1) == -1);
+	CHILD_CHECK(errno == ENOMEM);
+	CHILD_CHECK(sigq_of(pid) == queued);
+	CHILD_CHECK(!config(pid, PTRACE_BTS_O_ALLOC, FITS(1) * REC, 0));
+	CHILD_CHECK(config(pid, PTRACE_BTS_O_ALLOC | PTRACE_BTS_O_SIGNAL,
+			   FITS(3) * REC, SIGUSR1) == -1);
+	CHILD_CHECK(sigq_of(pid) == queued);
+	CHILD_CHECK(status(pid).flags == 0);
+
+	CHILD_CHECK(!config(pid, PTRACE_BTS_O_SIGNAL, 0, SIGUSR1));
+	CHILD_CHECK(sigq_of(pid) == queued + 1);
+	reap(pid);
+}
+
+/* A failing CONFIG leaves no trace, not even the overflow signal's memory. */
+TEST(failed_config_keeps_nothing)
+{
+	int ret = run_as_nobody(failed_config_body);
+
+	if (ret == -1)
+		SKIP(return, "needs root to become nobody");
+	EXPECT_EQ(0, ret);
+}
+
+/* Write @val to the cgroup file @dir/@file; 0 or -1. */
+static int cg_write(const char *dir, const char *file, const char *val)
+{
+	char path[128];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	fd = open(path, O_WRONLY);
+	if (fd < 0)
+		return -1;
+	n = write(fd, val, strlen(val));
+	close(fd);
+	return n == (ssize_t)strlen(val) ? 0 : -1;
+}
+
+/* The number in the cgroup file @dir/@file, or -1. */
+static long long cg_read(const char *dir, const char *file)
+{
+	char path[128];
+	long long val;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%lld", &val) != 1)
+		val = -1;
+	fclose(f);
+	return val;
+}
+
+#define MEMCG_BUFFER	(4 << 20)
+
+/* The tracer, alone in memory cgroup @cg. */
+static void memcg_body(const char *cg)
+{
+	long long before, after;
+	char max[32];
+	pid_t pid;
+
+	CHILD_CHECK(!cg_write(cg, "cgroup.procs", "0"));
+	pid = spawn(sleeper);
+	CHILD_CHECK(pid > 0);
+
+	/* The buffer's pages are charged to the tracer's cgroup... */
+	before = cg_read(cg, "memory.current");
+	CHILD_CHECK(!config(pid, PTRACE_BTS_O_ALLOC, FITS(MEMCG_BUFFER / 4096) * REC, 0));
+	after = cg_read(cg, "memory.current");
+	CHILD_CHECK(after - before >= MEMCG_BUFFER * 3 / 4);
+
+	/* ...until they are freed. */
+	CHILD_CHECK(!config(pid, PTRACE_BTS_O_ALLOC, FITS(1) * REC, 0));
+	CHILD_CHECK(after - cg_read(cg, "memory.current") >= MEMCG_BUFFER * 3 / 4);
+
+	/*
+	 * Above the cgroup's limit, CONFIG fails as above RLIMIT_MEMLOCK,
+	 * the previous buffer stays, and nobody is killed for it.
+	 */
+	snprintf(max, sizeof(max), "%lld",
+		 cg_read(cg, "memory.current") + MEMCG_BUFFER / 4);
+	CHILD_CHECK(!cg_write(cg, "memory.max", max));
+	CHILD_CHECK(config(pid, PTRACE_BTS_O_ALLOC | PTRACE_BTS_O_SCHED,
+			   FITS(MEMCG_BUFFER / 4096) * REC, 0) == -1);
+	CHILD_CHECK(errno == ENOMEM);
+	CHILD_CHECK(status(pid).size == FITS(1) * REC);
+	CHILD_CHECK(status(pid).flags == 0);
+	CHILD_CHECK(!cg_write(cg, "memory.max", "max"));
+	CHILD_CHECK(cont(pid, 0) == SIGSTOP);
+	reap(pid);
+}
+
+/*
+ * The buffer is kernel memory a task asked for: its memory cgroup pays
+ * for it and limits it.  Needs CONFIG_MEMCG and root to make a cgroup.
+ */
+TEST(memcg)
+{
+	char root[] = "/tmp/bts_cgroup_XXXXXX", cg[64];
+	const char *why = NULL;
+	pid_t tracer;
+	int st;
+
+	if (!mkdtemp(root))
+		SKIP(return, "mkdtemp: %s", strerror(errno));
+	if (mount("none", root, "cgroup2", 0, NULL)) {
+		why = "cannot mount cgroup2 (needs root)";
+		goto out_dir;
+	}
+	if (cg_write(root, "cgroup.subtree_control", "+memory")) {
+		why = "no memory controller (CONFIG_MEMCG)";
+		goto out_mount;
+	}
+	snprintf(cg, sizeof(cg), "%s/ptrace_bts", root);
+	ASSERT_EQ(0, mkdir(cg, 0755));
+
+	tracer = fork();
+	ASSERT_GE(tracer, 0);
+	if (!tracer) {
+		memcg_body(cg);
+		_exit(0);
+	}
+	ASSERT_EQ(tracer, waitpid(tracer, &st, 0));
+	EXPECT_TRUE(WIFEXITED(st) && !WEXITSTATUS(st))
+		TH_LOG("the tracer %s %d", WIFEXITED(st) ? "exited" : "was killed by signal",
+		       WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
+	EXPECT_EQ(0, cg_read(cg, "memory.current") > MEMCG_BUFFER / 2)
+		TH_LOG("the cgroup still pays for a buffer");
+	rmdir(cg);
+out_mount:
+	umount(root);
+out_dir:
+	rmdir(root);
+	if (why)
+		SKIP(return, "%s", why);
 }
 
 static void unprivileged_body(void)

@@ -508,6 +508,14 @@ static void handle(pid_t tid, int status)
 		}
 		t->fresh = true;
 	}
+	/*
+	 * A new stop means it ran since the last one, even one the model
+	 * thought it was still in (a SIGKILL or another thread's exit or
+	 * exec wakes a stopped tracee): what it recorded on the way is
+	 * unknown.
+	 */
+	if (t->m.flags & (PTRACE_BTS_O_TRACE | PTRACE_BTS_O_SCHED))
+		t->known = -1;
 	t->state = T_STOP;
 	t->inject = 0;
 	event = (unsigned int)status >> 16;
@@ -1527,13 +1535,35 @@ static void op_perf(struct tracee *t)
  * A tracer that dies while its tracee is configured (and maybe while it
  * drains).  The tracee is reparented to this worker, a subreaper.
  */
+/* Whether our child @tid ends within @ms milliseconds; its status then. */
+static bool reaped_within(pid_t tid, int *status, int ms)
+{
+	while (ms-- > 0) {
+		if (waitpid(tid, status, __WALL | WNOHANG) == tid)
+			return true;
+		usleep(1000);
+	}
+	return false;
+}
+
+/* The tracee @tid of a dead tracer (configured as @c) ended with @status. */
+static void orphan_death(pid_t tid, int status,
+			 const struct ptrace_bts_config *c)
+{
+	if (WIFSIGNALED(status) && WTERMSIG(status) != SIGKILL)
+		fail(C_TRACER_DEATH, "tracee %d (%#x, %u) died of %d, its tracer dead",
+		     tid, c->flags, c->signal, WTERMSIG(status));
+	else
+		pass(C_TRACER_DEATH);
+}
+
 static void op_tracer_death(void)
 {
 	struct ptrace_bts_config c = { 0 }, s;
 	bool drain = chance(40), resumed;
 	uint64_t seed = rnd();
 	unsigned int delay = below(20000);
-	int p[2], status;
+	int p[2], status, err;
 	pid_t sub, tid = 0;
 	char line[256];
 	FILE *f;
@@ -1621,17 +1651,23 @@ static void op_tracer_death(void)
 	if (f)
 		fclose(f);
 	if (waitpid(tid, &status, __WALL | WNOHANG) == tid) {
-		if (WIFSIGNALED(status) && WTERMSIG(status) != SIGKILL)
-			fail(C_TRACER_DEATH, "tracee %d (%#x, %u) died of %d, its tracer dead",
-			     tid, c.flags, c.signal, WTERMSIG(status));
-		else
-			pass(C_TRACER_DEATH);
+		orphan_death(tid, status, &c);
 		return;
 	}
 	/* A new tracer starts from nothing. */
 	if (bts(PTRACE_SEIZE, tid, 0, 0) || bts(PTRACE_INTERRUPT, tid, 0, 0)) {
+		err = errno;
+		/*
+		 * It may have exited on its own since the check above:
+		 * EPERM for a zombie, ESRCH once gone.  Then only how it
+		 * died matters.
+		 */
+		if (reaped_within(tid, &status, 1000)) {
+			orphan_death(tid, status, &c);
+			return;
+		}
 		fail(C_TRACER_DEATH, "tracee %d cannot be attached again: %s",
-		     tid, strerror(errno));
+		     tid, strerror(err));
 	} else if (waitpid(tid, &status, __WALL) == tid && WIFSTOPPED(status)) {
 		if (status_of(tid, &s))
 			fail(C_TRACER_DEATH, "STATUS by a new tracer: %s", strerror(errno));
@@ -1720,6 +1756,40 @@ static struct tracee *pick(void)
 	return NULL;
 }
 
+/*
+ * For a hang: what the model thinks of each tracee beside what the kernel
+ * says (/proc/TID/stat and wchan).  Only calls a signal handler may make.
+ */
+static void hang_report(void)
+{
+	char msg[400], path[64];
+	int i, fd, len, n;
+
+	for (i = 0; i < MAX_TRACEES; i++) {
+		if (tr[i].state == T_FREE)
+			continue;
+		len = snprintf(msg, sizeof(msg), "#   tracee %d: model %s%s, kernel ",
+			       tr[i].tid, tr[i].state == T_STOP ? "stopped" : "running",
+			       tr[i].exit_stop ? " at exit" : "");
+		snprintf(path, sizeof(path), "/proc/%d/stat", tr[i].tid);
+		fd = open(path, O_RDONLY);
+		n = fd < 0 ? 0 : read(fd, msg + len, sizeof(msg) - len - 64);
+		if (fd >= 0)
+			close(fd);
+		len += n > 0 ? n - 1 : 0;
+		len += snprintf(msg + len, 16, " wchan ");
+		snprintf(path, sizeof(path), "/proc/%d/wchan", tr[i].tid);
+		fd = open(path, O_RDONLY);
+		n = fd < 0 ? 0 : read(fd, msg + len, 40);
+		if (fd >= 0)
+			close(fd);
+		len += n > 0 ? n : 0;
+		msg[len++] = '\n';
+		if (write(1, msg, len) < 0)
+			return;
+	}
+}
+
 static void sigalrm(int sig)
 {
 	char msg[160];
@@ -1730,6 +1800,7 @@ static void sigalrm(int sig)
 		       cur_worker, cur_op, cur_what, (unsigned long long)opt_seed);
 	if (write(1, msg, len) < 0)
 		_exit(3);
+	hang_report();
 	_exit(3);
 }
 
