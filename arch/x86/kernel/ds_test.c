@@ -643,9 +643,27 @@ static void exclusive_busy(struct kunit *test, unsigned int what)
 }
 
 /*
- * BTS, LBR and PT do not work together (perf makes their users exclusive
- * with x86_add_exclusive()): while perf has PT or LBR users, ds.c gets no
- * BTS, and while ds.c has BTS tracers, perf gets no PT or LBR user.
+ * Whether PT works beside LBR and BTS on this cpu (x86_pmu.lbr_pt_coexist,
+ * Goldmont and Skylake on): then x86_add_exclusive() never refuses PT.
+ */
+static bool real_pt_coexists(void)
+{
+	bool coexists;
+
+	if (x86_add_exclusive(x86_lbr_exclusive_lbr))
+		return false;
+	coexists = !x86_add_exclusive(x86_lbr_exclusive_pt);
+	if (coexists)
+		x86_del_exclusive(x86_lbr_exclusive_pt);
+	x86_del_exclusive(x86_lbr_exclusive_lbr);
+	return coexists;
+}
+
+/*
+ * BTS and LBR do not work together, nor does PT with either on cpus before
+ * Goldmont and Skylake (perf makes their users exclusive with
+ * x86_add_exclusive()): while perf has such users, ds.c gets no BTS, and
+ * while ds.c has BTS tracers, perf gets none of them.
  */
 static void test_real_hardware_exclusive(struct kunit *test)
 {
@@ -656,14 +674,17 @@ static void test_real_hardware_exclusive(struct kunit *test)
 	};
 	struct ds_tracer *t;
 	unsigned int what;
+	bool pt_coexists;
 
 	if (!real_has_bts())
 		kunit_skip(test, "this cpu has no BTS");
 	KUNIT_ASSERT_EQ(test, ds_set_model(NULL), 0);
+	pt_coexists = real_pt_coexists();
 
 	for (what = x86_lbr_exclusive_lbr; what < x86_lbr_exclusive_max;
 	     what++) {
-		if (what == x86_lbr_exclusive_bts)
+		if (what == x86_lbr_exclusive_bts ||
+		    (what == x86_lbr_exclusive_pt && pt_coexists))
 			continue;
 		KUNIT_ASSERT_EQ(test, x86_add_exclusive(what), 0);
 		t = request(test, DS_BTS, current, -1, &cfg);
@@ -677,12 +698,13 @@ static void test_real_hardware_exclusive(struct kunit *test)
 
 	t = request_ok(test, DS_BTS, current, -1, &cfg);
 	exclusive_busy(test, x86_lbr_exclusive_lbr);
-	exclusive_busy(test, x86_lbr_exclusive_pt);
+	if (!pt_coexists)
+		exclusive_busy(test, x86_lbr_exclusive_pt);
 	release(test, t);
 
 	/* Given back with the last tracer. */
-	KUNIT_EXPECT_EQ(test, x86_add_exclusive(x86_lbr_exclusive_pt), 0);
-	x86_del_exclusive(x86_lbr_exclusive_pt);
+	KUNIT_EXPECT_EQ(test, x86_add_exclusive(x86_lbr_exclusive_lbr), 0);
+	x86_del_exclusive(x86_lbr_exclusive_lbr);
 }
 
 static void test_request_release(struct kunit *test)

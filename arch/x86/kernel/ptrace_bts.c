@@ -26,6 +26,7 @@
 #include <linux/llist.h>
 #include <linux/minmax.h>
 #include <linux/mm.h>
+#include <linux/perf_event.h>
 #include <linux/pid.h>
 #include <linux/ptrace.h>
 #include <linux/resource.h>
@@ -33,6 +34,7 @@
 #include <linux/sched/jobctl.h>
 #include <linux/sched/signal.h>
 #include <linux/sched/task.h>
+#include <linux/security.h>
 #include <linux/user_namespace.h>
 #include <linux/signal.h>
 #include <linux/slab.h>
@@ -558,6 +560,19 @@ static bool ptrace_bts_exiting(struct task_struct *child)
 	return exiting || (child->flags & PF_EXITING);
 }
 
+/*
+ * Hardware branch tracing takes BTS from perf and keeps LBR users off every
+ * cpu (x86_add_exclusive()): allowed when perf_event_open() would let the
+ * tracer open a user-mode branch event on the tracee, whose samples carry
+ * the same branches.
+ */
+static int ptrace_bts_may_use_pmu(void)
+{
+	if (perf_paranoid_any() && !capable(CAP_SYS_ADMIN))
+		return -EACCES;
+	return security_perf_event_open(PERF_SECURITY_OPEN);
+}
+
 static int ptrace_bts_check_config(struct task_struct *child,
 				   struct ptrace_bts *bts,
 				   const struct ptrace_bts_config *cfg)
@@ -592,9 +607,15 @@ static int ptrace_bts_check_config(struct task_struct *child,
 			return -EINVAL;
 	}
 
-	if ((cfg->flags & PTRACE_BTS_O_TRACE) &&
-	    ds_record_size(DS_BTS) == -EOPNOTSUPP)
-		return -EOPNOTSUPP;
+	if (cfg->flags & PTRACE_BTS_O_TRACE) {
+		int err;
+
+		if (ds_record_size(DS_BTS) == -EOPNOTSUPP)
+			return -EOPNOTSUPP;
+		err = ptrace_bts_may_use_pmu();
+		if (err)
+			return err;
+	}
 	/* Nothing starts to record a task that will not run again. */
 	if ((recording & (PTRACE_BTS_O_TRACE | PTRACE_BTS_O_SCHED)) &&
 	    ptrace_bts_exiting(child))

@@ -1752,6 +1752,81 @@ TEST(unprivileged)
 	EXPECT_EQ(0, ret);
 }
 
+#define PARANOID	"/proc/sys/kernel/perf_event_paranoid"
+
+static int paranoid_get(void)
+{
+	int level = -100;
+	FILE *f = fopen(PARANOID, "r");
+
+	if (f) {
+		if (fscanf(f, "%d", &level) != 1)
+			level = -100;
+		fclose(f);
+	}
+	return level;
+}
+
+static int paranoid_set(int level)
+{
+	FILE *f = fopen(PARANOID, "w");
+	int ok;
+
+	if (!f)
+		return -1;
+	ok = fprintf(f, "%d\n", level) > 0;
+	return fclose(f) || !ok ? -1 : 0;
+}
+
+static void paranoid_body(void)
+{
+	pid_t pid = spawn(brancher);
+
+	CHILD_CHECK(pid > 0);
+	CHILD_CHECK(config(pid, PTRACE_BTS_O_ALLOC | PTRACE_BTS_O_TRACE,
+			   64 * REC, 0) == -1);
+	CHILD_CHECK(errno == EACCES);
+	CHILD_CHECK(status(pid).size == 0);
+	/* Switch records use no hardware: still the tracer's to have. */
+	CHILD_CHECK(!config(pid, PTRACE_BTS_O_ALLOC | PTRACE_BTS_O_SCHED,
+			    64 * REC, 0));
+	CHILD_CHECK(config(pid, PTRACE_BTS_O_TRACE, 0, 0) == -1);
+	CHILD_CHECK(errno == EACCES);
+	CHILD_CHECK(status(pid).flags == PTRACE_BTS_O_SCHED);
+	reap(pid);
+}
+
+/*
+ * Branch tracing takes hardware from perf: who may not use perf may not
+ * have it (Debian's perf_event_paranoid level 3), but root may.
+ */
+TEST(trace_needs_perf)
+{
+	int old = paranoid_get(), ret;
+	pid_t pid;
+
+	if (!cpu_has_bts())
+		SKIP(return, "this cpu has no BTS");
+	if (getuid() != 0 || old == -100)
+		SKIP(return, "needs root and %s", PARANOID);
+	if (paranoid_set(3))
+		SKIP(return, "this kernel has no perf_event_paranoid level 3");
+	if (paranoid_get() != 3) {
+		paranoid_set(old);
+		SKIP(return, "this kernel has no perf_event_paranoid level 3");
+	}
+	ret = run_as_nobody(paranoid_body);
+
+	pid = spawn(brancher);
+	ASSERT_GT(pid, 0);
+	if (config(pid, PTRACE_BTS_O_ALLOC | PTRACE_BTS_O_TRACE, 64 * REC, 0))
+		EXPECT_EQ(EBUSY, errno);
+	reap(pid);
+
+	paranoid_set(old);
+	EXPECT_EQ(0, ret);
+}
+
 /*
  * Branches, where the cpu records them.
  */
