@@ -21,6 +21,7 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -46,26 +47,37 @@ enum watch_kind {
 	WATCH_FLEXIBLE,		/* bp_flexible */
 };
 
+static void watch_attr(struct perf_event_attr *attr, uint64_t *addr,
+		       enum watch_kind kind, int group_fd)
+{
+	memset(attr, 0, sizeof(*attr));
+	attr->type = PERF_TYPE_BREAKPOINT;
+	attr->size = sizeof(*attr);
+	attr->bp_type = HW_BREAKPOINT_W;
+	attr->bp_addr = (uintptr_t)addr;
+	attr->bp_len = HW_BREAKPOINT_LEN_8;
+	/* Only a group leader may be pinned. */
+	attr->pinned = kind == WATCH_PINNED && group_fd < 0;
+	attr->bp_flexible = kind == WATCH_FLEXIBLE;
+	attr->exclude_kernel = 1;
+	attr->exclude_hv = 1;
+	attr->read_format = PERF_FORMAT_TOTAL_TIME_ENABLED |
+			    PERF_FORMAT_TOTAL_TIME_RUNNING;
+}
+
+static int open_attr(struct perf_event_attr *attr, pid_t pid, int cpu,
+		     int group_fd)
+{
+	return syscall(__NR_perf_event_open, attr, pid, cpu, group_fd, 0);
+}
+
 static int open_watch_on(uint64_t *addr, enum watch_kind kind, pid_t pid,
 			 int cpu, int group_fd)
 {
 	struct perf_event_attr attr;
 
-	memset(&attr, 0, sizeof(attr));
-	attr.type = PERF_TYPE_BREAKPOINT;
-	attr.size = sizeof(attr);
-	attr.bp_type = HW_BREAKPOINT_W;
-	attr.bp_addr = (uintptr_t)addr;
-	attr.bp_len = HW_BREAKPOINT_LEN_8;
-	/* Only a group leader may be pinned. */
-	attr.pinned = kind == WATCH_PINNED && group_fd < 0;
-	attr.bp_flexible = kind == WATCH_FLEXIBLE;
-	attr.exclude_kernel = 1;
-	attr.exclude_hv = 1;
-	attr.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED |
-			   PERF_FORMAT_TOTAL_TIME_RUNNING;
-
-	return syscall(__NR_perf_event_open, &attr, pid, cpu, group_fd, 0);
+	watch_attr(&attr, addr, kind, group_fd);
+	return open_attr(&attr, pid, cpu, group_fd);
 }
 
 static int open_watch(uint64_t *addr, enum watch_kind kind)
@@ -484,6 +496,81 @@ TEST(flexible_group_all_or_none)
 	if (fd >= 0)
 		close(fd);
 	close(leader);
+}
+
+/* Open an inherited watchpoint of this task in group @group_fd. */
+static int open_inherited(uint64_t *addr, enum watch_kind kind, int group_fd)
+{
+	struct perf_event_attr attr;
+
+	watch_attr(&attr, addr, kind, group_fd);
+	attr.inherit = 1;
+	return open_attr(&attr, 0, -1, group_fd);
+}
+
+/*
+ * A sibling whose leader is closed leads a group of its own, of one
+ * watchpoint, and the members that join it later must be counted with it:
+ * beside two pinned watchpoints, a flexible group of three led by such a
+ * sibling would never run, and fork() would fail to inherit it.  Every member
+ * accepted runs, and the task forks.
+ */
+TEST(promoted_sibling_group_must_fit)
+{
+	uint64_t writes[NR_FLEX + NR_REGS] = { 0 };
+	int fds[NR_FLEX + NR_REGS];
+	int leader, nr = 1, status;
+	struct bp_read r;
+	pid_t child;
+
+	memset(fds, -1, sizeof(fds));
+	for (int i = 0; i < 2; i++) {
+		fds[i] = open_inherited(&watched[i], WATCH_PINNED, -1);
+		if (fds[i] < 0)
+			SKIP(return, "no hardware breakpoints: %s", strerror(errno));
+	}
+	leader = open_inherited(&watched[2], WATCH_FLEXIBLE, -1);
+	if (leader < 0) {
+		close_all(fds, 2);
+		SKIP(return, "kernel has no flexible breakpoints: %s",
+		     strerror(errno));
+	}
+	/* S joins L, then L goes: S leads a group of its own. */
+	fds[2] = open_inherited(&watched[3], WATCH_FLEXIBLE, leader);
+	ASSERT_GE(fds[2], 0) TH_LOG("sibling: %s", strerror(errno));
+	close(leader);
+
+	/* T1 and T2 join S: the group of three must not be accepted. */
+	for (int i = 3; i < 5; i++, nr++) {
+		fds[i] = open_inherited(&watched[i + 1], WATCH_FLEXIBLE, fds[2]);
+		if (fds[i] < 0) {
+			ksft_print_msg("member %d of the promoted group: %s\n",
+				       nr + 1, strerror(errno));
+			EXPECT_EQ(ENOSPC, errno);
+			break;
+		}
+	}
+	EXPECT_EQ(2, nr)
+		TH_LOG("a group of %d accepted beside 2 pinned", nr);
+
+	child = fork();
+	EXPECT_GE(child, 0)
+		TH_LOG("fork() with the inherited group: %s", strerror(errno));
+	if (child == 0)
+		_exit(0);
+	if (child > 0) {
+		ASSERT_EQ(child, waitpid(child, &status, 0));
+		EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
+	}
+
+	write_loop(6, writes);
+	for (int i = 2; i < 2 + nr; i++) {
+		read_watch(_metadata, fds[i], &r);
+		log_watch(i, "flexible", &r, writes[i + 1]);
+		EXPECT_GT(r.running, 0)
+			TH_LOG("member %d accepted but never ran", i - 1);
+	}
+	close_all(fds, 2 + nr);
 }
 
 /*
