@@ -574,6 +574,45 @@ TEST(promoted_sibling_group_must_fit)
 }
 
 /*
+ * A sibling that perf_event_open() refuses after its slots were counted, here
+ * because only a leader may be pinned, must leave its group's count as it
+ * was: a group of two is still accepted after three such refusals.
+ */
+TEST(refused_sibling_leaves_group_count)
+{
+	uint64_t writes[NR_REGS] = { 0 };
+	struct perf_event_attr attr;
+	int fds[2] = { -1, -1 };
+	struct bp_read r;
+	int fd;
+
+	fds[0] = open_watch(&watched[0], WATCH_FLEXIBLE);
+	if (fds[0] < 0)
+		SKIP(return, "kernel has no flexible breakpoints: %s",
+		     strerror(errno));
+	for (int i = 0; i < NR_REGS - 1; i++) {
+		watch_attr(&attr, &watched[1], WATCH_FLEXIBLE, fds[0]);
+		attr.pinned = 1;
+		fd = open_attr(&attr, 0, -1, fds[0]);
+		EXPECT_EQ(-1, fd);
+		EXPECT_EQ(EINVAL, errno);
+		if (fd >= 0)
+			close(fd);
+	}
+	fds[1] = open_watch_on(&watched[1], WATCH_FLEXIBLE, 0, -1, fds[0]);
+	ASSERT_GE(fds[1], 0)
+		TH_LOG("second member after refused ones: %s", strerror(errno));
+
+	write_loop(2, writes);
+	for (int i = 0; i < 2; i++) {
+		read_watch(_metadata, fds[i], &r);
+		log_watch(i, "flexible", &r, writes[i]);
+		EXPECT_EQ(r.running, r.enabled);
+	}
+	close_all(fds, 2);
+}
+
+/*
  * With two registers pinned, as a debugger holds them, a flexible group of
  * three would never run: refused.  A group of two and single flexible
  * watchpoints beside it all take turns on the two registers left.
