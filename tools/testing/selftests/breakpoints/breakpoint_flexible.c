@@ -612,6 +612,71 @@ TEST(refused_sibling_leaves_group_count)
 	close_all(fds, 2);
 }
 
+/* Open a counting event of @type and @config in group @group_fd. */
+static int open_other(uint32_t type, uint64_t config, int group_fd)
+{
+	struct perf_event_attr attr;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.type = type;
+	attr.size = sizeof(attr);
+	attr.config = config;
+	attr.exclude_kernel = 1;
+	attr.exclude_hv = 1;
+	return open_attr(&attr, 0, -1, group_fd);
+}
+
+/* Expect the open that returned @fd to have failed with EINVAL. */
+static void expect_einval(struct __test_metadata *_metadata, int fd,
+			  const char *what)
+{
+	EXPECT_EQ(-1, fd) TH_LOG("%s accepted", what);
+	if (fd >= 0)
+		close(fd);
+	else
+		EXPECT_EQ(EINVAL, errno) TH_LOG("%s: %s", what, strerror(errno));
+}
+
+/*
+ * A group with a flexible breakpoint holds only breakpoints: perf would
+ * schedule a group with a hardware event in the hardware PMU's context,
+ * where the breakpoint accounting does not see it rotate.  The kernel
+ * refuses any other event by the leader's attr.bp_flexible alone, so
+ * software events, which every machine has, show it for hardware ones too
+ * (which would need a PMU that TCG does not emulate fully): they neither
+ * join nor lead a flexible group, and a group of reserved breakpoints takes
+ * them as it always did.
+ */
+TEST(flexible_group_breakpoints_only)
+{
+	int leader, fd;
+
+	leader = open_watch(&watched[0], WATCH_FLEXIBLE);
+	if (leader < 0)
+		SKIP(return, "kernel has no flexible breakpoints: %s",
+		     strerror(errno));
+	fd = open_other(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK, leader);
+	expect_einval(_metadata, fd, "task-clock in a flexible group");
+	fd = open_other(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, leader);
+	expect_einval(_metadata, fd, "cpu-clock in a flexible group");
+	close(leader);
+
+	leader = open_other(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK, -1);
+	ASSERT_GE(leader, 0) TH_LOG("task-clock: %s", strerror(errno));
+	fd = open_watch_on(&watched[0], WATCH_FLEXIBLE, 0, -1, leader);
+	expect_einval(_metadata, fd, "flexible breakpoint led by task-clock");
+	close(leader);
+
+	/* As before bp_flexible: a reserved breakpoint leads any sibling. */
+	leader = open_watch(&watched[0], WATCH_PLAIN);
+	ASSERT_GE(leader, 0);
+	fd = open_other(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, leader);
+	EXPECT_GE(fd, 0) TH_LOG("cpu-clock in a plain group: %s", strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	close(leader);
+}
+
 /*
  * With two registers pinned, as a debugger holds them, a flexible group of
  * three would never run: refused.  A group of two and single flexible
