@@ -29,7 +29,11 @@
 
 #define NR_REGS		4	/* DR0-DR3 */
 #define NR_FLEX		8
-/* Long enough for hundreds of rotations at the default 1 ms interval. */
+/*
+ * The breakpoint PMU rotates flexible groups every perf_event_mux_interval_ms,
+ * by default 1000 / HZ ms (PERF_CPU_HRTIMER): 600 ms are 150 rotations at
+ * HZ=250 and 600 at HZ=1000.
+ */
 #define RUN_NS		(600 * 1000 * 1000ULL)
 
 struct bp_read {
