@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <signal.h>
 #include <linux/hw_breakpoint.h>
 #include <linux/perf_event.h>
 #include <stdint.h>
@@ -812,6 +813,49 @@ static int open_cgroup_watch(uint64_t *addr, int cg_fd)
 		       PERF_FLAG_PID_CGROUP);
 }
 
+static char skip_cgroup[128];
+
+/*
+ * Mount cgroup2 on a new directory @root, a "/tmp/bp_cgroup_XXXXXX" template,
+ * and make the cgroup @child in it.  Return NULL, or why the kernel cannot,
+ * having undone what it did.
+ */
+static const char *cgroup_make(char *root, char *child, size_t len)
+{
+	if (!mkdtemp(root)) {
+		snprintf(skip_cgroup, sizeof(skip_cgroup), "mkdtemp: %s",
+			 strerror(errno));
+		return skip_cgroup;
+	}
+	if (mount("none", root, "cgroup2", 0, NULL)) {
+		snprintf(skip_cgroup, sizeof(skip_cgroup),
+			 "no cgroup2 to mount: %s", strerror(errno));
+		rmdir(root);
+		return skip_cgroup;
+	}
+	/*
+	 * A cgroup2 child has perf_event's implicit state only once the
+	 * root's subtree_control has changed: enable memory if it is there.
+	 */
+	cgroup_control(root, "+memory");
+	snprintf(child, len, "%s/bp_flexible", root);
+	if (mkdir(child, 0755) && errno != EEXIST) {
+		snprintf(skip_cgroup, sizeof(skip_cgroup), "mkdir %s: %s",
+			 child, strerror(errno));
+		umount(root);
+		rmdir(root);
+		return skip_cgroup;
+	}
+	return NULL;
+}
+
+static void cgroup_remove(const char *root, const char *child)
+{
+	rmdir(child);
+	umount(root);
+	rmdir(root);
+}
+
 /*
  * A pinned CPU breakpoint of a cgroup keeps its register while a task
  * outside the cgroup has flexible ones installed: when the task moves into
@@ -829,23 +873,9 @@ TEST(cgroup_move_keeps_pinned)
 	const char *why;
 
 	memset(fds, -1, sizeof(fds));
-	if (!mkdtemp(root))
-		SKIP(return, "mkdtemp: %s", strerror(errno));
-	if (mount("none", root, "cgroup2", 0, NULL)) {
-		rmdir(root);
-		SKIP(return, "no cgroup2 to mount: %s", strerror(errno));
-	}
-	/*
-	 * A cgroup2 child has perf_event's implicit state only once the
-	 * root's subtree_control has changed: enable memory if it is there.
-	 */
-	cgroup_control(root, "+memory");
-	snprintf(child, sizeof(child), "%s/bp_flexible", root);
-	if (mkdir(child, 0755) && errno != EEXIST) {
-		umount(root);
-		rmdir(root);
-		SKIP(return, "mkdir %s: %s", child, strerror(errno));
-	}
+	why = cgroup_make(root, child, sizeof(child));
+	if (why)
+		SKIP(return, "%s", why);
 	sched_getaffinity(0, sizeof(old), &old);
 	CPU_ZERO(&cpus);
 	CPU_SET(0, &cpus);
@@ -857,9 +887,7 @@ TEST(cgroup_move_keeps_pinned)
 	if (fd < 0) {
 		why = strerror(errno);
 		close(cg_fd);
-		rmdir(child);
-		umount(root);
-		rmdir(root);
+		cgroup_remove(root, child);
 		sched_setaffinity(0, sizeof(old), &old);
 		SKIP(return, "no cgroup breakpoint: %s", why);
 	}
@@ -882,12 +910,122 @@ TEST(cgroup_move_keeps_pinned)
 	}
 	close(fd);
 	close(cg_fd);
-	rmdir(child);
-	umount(root);
-	rmdir(root);
+	cgroup_remove(root, child);
 	sched_setaffinity(0, sizeof(old), &old);
 	if (why)
 		SKIP(return, "%s", why);
+}
+
+/*
+ * Run on CPU 0 with NR_REGS flexible watchpoints on watched[0..NR_REGS-1],
+ * which fit and are never rotated, writing them and watched[NR_REGS] until
+ * killed.  Exit 2 if the kernel has no flexible breakpoints.
+ */
+static void busy_with_flexible(int ready_fd)
+{
+	cpu_set_t cpus;
+	char c = 0;
+
+	CPU_ZERO(&cpus);
+	CPU_SET(0, &cpus);
+	if (sched_setaffinity(0, sizeof(cpus), &cpus))
+		_exit(1);
+	for (int i = 0; i < NR_REGS; i++) {
+		if (open_watch(&watched[i], WATCH_FLEXIBLE) < 0)
+			_exit(2);
+	}
+	if (write(ready_fd, &c, 1) != 1)
+		_exit(1);
+	for (uint64_t round = 0;; round++) {
+		for (int i = 0; i <= NR_REGS; i++) {
+			watched[i] = round;
+			asm volatile("" ::: "memory");
+		}
+	}
+}
+
+/*
+ * The same while the task is running: its flexible watchpoints hold every
+ * register of CPU 0 when a pinned watchpoint of another cgroup is opened
+ * there from CPU 1.  perf does not schedule the task's events again for an
+ * event of a cgroup the task is not in, so they must give up the register
+ * anyway: when the task then moves into the cgroup, perf schedules only the
+ * CPU's events in, and the pinned watchpoint must find a register.
+ */
+TEST(cgroup_pinned_added_beside_running_task)
+{
+	char root[] = "/tmp/bp_cgroup_XXXXXX", child[64];
+	int ready[2], cg_fd, fd, status;
+	cpu_set_t cpus, old;
+	struct bp_read r;
+	const char *why;
+	pid_t pid;
+	char c;
+
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		SKIP(return, "needs 2 CPUs");
+	why = cgroup_make(root, child, sizeof(child));
+	if (why)
+		SKIP(return, "%s", why);
+	sched_getaffinity(0, sizeof(old), &old);
+	CPU_ZERO(&cpus);
+	CPU_SET(1, &cpus);
+	ASSERT_EQ(0, sched_setaffinity(0, sizeof(cpus), &cpus));
+	ASSERT_EQ(0, pipe(ready));
+
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (pid == 0) {
+		close(ready[0]);
+		busy_with_flexible(ready[1]);
+	}
+	close(ready[1]);
+	if (read(ready[0], &c, 1) != 1) {
+		waitpid(pid, &status, 0);
+		close(ready[0]);
+		cgroup_remove(root, child);
+		sched_setaffinity(0, sizeof(old), &old);
+		if (WIFEXITED(status) && WEXITSTATUS(status) == 2)
+			SKIP(return, "kernel has no flexible breakpoints");
+		ASSERT_TRUE(0) TH_LOG("the busy task failed: status %#x", status);
+	}
+	close(ready[0]);
+	/* Let it run with its watchpoints in on CPU 0. */
+	usleep(100 * 1000);
+
+	cg_fd = open(child, O_RDONLY | O_DIRECTORY);
+	ASSERT_GE(cg_fd, 0);
+	fd = open_cgroup_watch(&watched[NR_REGS], cg_fd);
+	if (fd < 0) {
+		why = strerror(errno);
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+		close(cg_fd);
+		cgroup_remove(root, child);
+		sched_setaffinity(0, sizeof(old), &old);
+		SKIP(return, "no cgroup breakpoint: %s", why);
+	}
+	usleep(100 * 1000);
+	EXPECT_EQ(0, cgroup_enter(child, pid))
+		TH_LOG("cgroup.procs: %s", strerror(errno));
+	usleep(200 * 1000);
+
+	memset(&r, 0, sizeof(r));
+	EXPECT_EQ(sizeof(r), read(fd, &r, sizeof(r)))
+		TH_LOG("the pinned cgroup breakpoint went to the error state");
+	ksft_print_msg("pinned cgroup watchpoint: %llu hits, running %llu of %llu ns\n",
+		       (unsigned long long)r.value,
+		       (unsigned long long)r.running,
+		       (unsigned long long)r.enabled);
+	EXPECT_GT(r.running, 0);
+	EXPECT_GT(r.value, 0);
+
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	close(fd);
+	close(cg_fd);
+	cgroup_remove(root, child);
+	sched_setaffinity(0, sizeof(old), &old);
 }
 
 TEST_HARNESS_MAIN
