@@ -89,7 +89,9 @@ done < "$BUILD/overlay.list"
 uapi=$( {
 	grep -E '^(include/uapi|arch/x86/include/uapi)/.*\.h$' "$BUILD/overlay.list" || true
 	while read -r p; do
-		sed -n 's|^+++ b/\(.*include/uapi/.*\.h\).*|\1|p' "$TOP/patches/$p"
+		# Not tools/include/uapi: perf's copies, which are not exported.
+		sed -n -E 's@^\+\+\+ b/((arch/x86/)?include/uapi/.*\.h).*@\1@p' \
+			"$TOP/patches/$p"
 	done < <(series_patches)
 	echo arch/x86/include/uapi/asm/ptrace-abi.h
 	echo arch/x86/include/uapi/asm/ptrace.h

@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <signal.h>
 #include <linux/hw_breakpoint.h>
 #include <linux/perf_event.h>
 #include <stdint.h>
@@ -21,6 +22,7 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -28,7 +30,11 @@
 
 #define NR_REGS		4	/* DR0-DR3 */
 #define NR_FLEX		8
-/* Long enough for hundreds of rotations at the default 1 ms interval. */
+/*
+ * The breakpoint PMU rotates flexible groups every perf_event_mux_interval_ms,
+ * by default 1000 / HZ ms (PERF_CPU_HRTIMER): 600 ms are 150 rotations at
+ * HZ=250 and 600 at HZ=1000.
+ */
 #define RUN_NS		(600 * 1000 * 1000ULL)
 
 struct bp_read {
@@ -46,26 +52,37 @@ enum watch_kind {
 	WATCH_FLEXIBLE,		/* bp_flexible */
 };
 
+static void watch_attr(struct perf_event_attr *attr, uint64_t *addr,
+		       enum watch_kind kind, int group_fd)
+{
+	memset(attr, 0, sizeof(*attr));
+	attr->type = PERF_TYPE_BREAKPOINT;
+	attr->size = sizeof(*attr);
+	attr->bp_type = HW_BREAKPOINT_W;
+	attr->bp_addr = (uintptr_t)addr;
+	attr->bp_len = HW_BREAKPOINT_LEN_8;
+	/* Only a group leader may be pinned. */
+	attr->pinned = kind == WATCH_PINNED && group_fd < 0;
+	attr->bp_flexible = kind == WATCH_FLEXIBLE;
+	attr->exclude_kernel = 1;
+	attr->exclude_hv = 1;
+	attr->read_format = PERF_FORMAT_TOTAL_TIME_ENABLED |
+			    PERF_FORMAT_TOTAL_TIME_RUNNING;
+}
+
+static int open_attr(struct perf_event_attr *attr, pid_t pid, int cpu,
+		     int group_fd)
+{
+	return syscall(__NR_perf_event_open, attr, pid, cpu, group_fd, 0);
+}
+
 static int open_watch_on(uint64_t *addr, enum watch_kind kind, pid_t pid,
 			 int cpu, int group_fd)
 {
 	struct perf_event_attr attr;
 
-	memset(&attr, 0, sizeof(attr));
-	attr.type = PERF_TYPE_BREAKPOINT;
-	attr.size = sizeof(attr);
-	attr.bp_type = HW_BREAKPOINT_W;
-	attr.bp_addr = (uintptr_t)addr;
-	attr.bp_len = HW_BREAKPOINT_LEN_8;
-	/* Only a group leader may be pinned. */
-	attr.pinned = kind == WATCH_PINNED && group_fd < 0;
-	attr.bp_flexible = kind == WATCH_FLEXIBLE;
-	attr.exclude_kernel = 1;
-	attr.exclude_hv = 1;
-	attr.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED |
-			   PERF_FORMAT_TOTAL_TIME_RUNNING;
-
-	return syscall(__NR_perf_event_open, &attr, pid, cpu, group_fd, 0);
+	watch_attr(&attr, addr, kind, group_fd);
+	return open_attr(&attr, pid, cpu, group_fd);
 }
 
 static int open_watch(uint64_t *addr, enum watch_kind kind)
@@ -486,6 +503,185 @@ TEST(flexible_group_all_or_none)
 	close(leader);
 }
 
+/* Open an inherited watchpoint of this task in group @group_fd. */
+static int open_inherited(uint64_t *addr, enum watch_kind kind, int group_fd)
+{
+	struct perf_event_attr attr;
+
+	watch_attr(&attr, addr, kind, group_fd);
+	attr.inherit = 1;
+	return open_attr(&attr, 0, -1, group_fd);
+}
+
+/*
+ * A sibling whose leader is closed leads a group of its own, of one
+ * watchpoint, and the members that join it later must be counted with it:
+ * beside two pinned watchpoints, a flexible group of three led by such a
+ * sibling would never run, and fork() would fail to inherit it.  Every member
+ * accepted runs, and the task forks.
+ */
+TEST(promoted_sibling_group_must_fit)
+{
+	uint64_t writes[NR_FLEX + NR_REGS] = { 0 };
+	int fds[NR_FLEX + NR_REGS];
+	int leader, nr = 1, status;
+	struct bp_read r;
+	pid_t child;
+
+	memset(fds, -1, sizeof(fds));
+	for (int i = 0; i < 2; i++) {
+		fds[i] = open_inherited(&watched[i], WATCH_PINNED, -1);
+		if (fds[i] < 0)
+			SKIP(return, "no hardware breakpoints: %s", strerror(errno));
+	}
+	leader = open_inherited(&watched[2], WATCH_FLEXIBLE, -1);
+	if (leader < 0) {
+		close_all(fds, 2);
+		SKIP(return, "kernel has no flexible breakpoints: %s",
+		     strerror(errno));
+	}
+	/* S joins L, then L goes: S leads a group of its own. */
+	fds[2] = open_inherited(&watched[3], WATCH_FLEXIBLE, leader);
+	ASSERT_GE(fds[2], 0) TH_LOG("sibling: %s", strerror(errno));
+	close(leader);
+
+	/* T1 and T2 join S: the group of three must not be accepted. */
+	for (int i = 3; i < 5; i++, nr++) {
+		fds[i] = open_inherited(&watched[i + 1], WATCH_FLEXIBLE, fds[2]);
+		if (fds[i] < 0) {
+			ksft_print_msg("member %d of the promoted group: %s\n",
+				       nr + 1, strerror(errno));
+			EXPECT_EQ(ENOSPC, errno);
+			break;
+		}
+	}
+	EXPECT_EQ(2, nr)
+		TH_LOG("a group of %d accepted beside 2 pinned", nr);
+
+	child = fork();
+	EXPECT_GE(child, 0)
+		TH_LOG("fork() with the inherited group: %s", strerror(errno));
+	if (child == 0)
+		_exit(0);
+	if (child > 0) {
+		ASSERT_EQ(child, waitpid(child, &status, 0));
+		EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
+	}
+
+	write_loop(6, writes);
+	for (int i = 2; i < 2 + nr; i++) {
+		read_watch(_metadata, fds[i], &r);
+		log_watch(i, "flexible", &r, writes[i + 1]);
+		EXPECT_GT(r.running, 0)
+			TH_LOG("member %d accepted but never ran", i - 1);
+	}
+	close_all(fds, 2 + nr);
+}
+
+/*
+ * A sibling that perf_event_open() refuses after its slots were counted, here
+ * because only a leader may be pinned, must leave its group's count as it
+ * was: a group of two is still accepted after three such refusals.
+ */
+TEST(refused_sibling_leaves_group_count)
+{
+	uint64_t writes[NR_REGS] = { 0 };
+	struct perf_event_attr attr;
+	int fds[2] = { -1, -1 };
+	struct bp_read r;
+	int fd;
+
+	fds[0] = open_watch(&watched[0], WATCH_FLEXIBLE);
+	if (fds[0] < 0)
+		SKIP(return, "kernel has no flexible breakpoints: %s",
+		     strerror(errno));
+	for (int i = 0; i < NR_REGS - 1; i++) {
+		watch_attr(&attr, &watched[1], WATCH_FLEXIBLE, fds[0]);
+		attr.pinned = 1;
+		fd = open_attr(&attr, 0, -1, fds[0]);
+		EXPECT_EQ(-1, fd);
+		EXPECT_EQ(EINVAL, errno);
+		if (fd >= 0)
+			close(fd);
+	}
+	fds[1] = open_watch_on(&watched[1], WATCH_FLEXIBLE, 0, -1, fds[0]);
+	ASSERT_GE(fds[1], 0)
+		TH_LOG("second member after refused ones: %s", strerror(errno));
+
+	write_loop(2, writes);
+	for (int i = 0; i < 2; i++) {
+		read_watch(_metadata, fds[i], &r);
+		log_watch(i, "flexible", &r, writes[i]);
+		EXPECT_EQ(r.running, r.enabled);
+	}
+	close_all(fds, 2);
+}
+
+/* Open a counting event of @type and @config in group @group_fd. */
+static int open_other(uint32_t type, uint64_t config, int group_fd)
+{
+	struct perf_event_attr attr;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.type = type;
+	attr.size = sizeof(attr);
+	attr.config = config;
+	attr.exclude_kernel = 1;
+	attr.exclude_hv = 1;
+	return open_attr(&attr, 0, -1, group_fd);
+}
+
+/* Expect the open that returned @fd to have failed with EINVAL. */
+static void expect_einval(struct __test_metadata *_metadata, int fd,
+			  const char *what)
+{
+	EXPECT_EQ(-1, fd) TH_LOG("%s accepted", what);
+	if (fd >= 0)
+		close(fd);
+	else
+		EXPECT_EQ(EINVAL, errno) TH_LOG("%s: %s", what, strerror(errno));
+}
+
+/*
+ * A group with a flexible breakpoint holds only breakpoints: perf would
+ * schedule a group with a hardware event in the hardware PMU's context,
+ * where the breakpoint accounting does not see it rotate.  The kernel
+ * refuses any other event by the leader's attr.bp_flexible alone, so
+ * software events, which every machine has, show it for hardware ones too
+ * (which would need a PMU that TCG does not emulate fully): they neither
+ * join nor lead a flexible group, and a group of reserved breakpoints takes
+ * them as it always did.
+ */
+TEST(flexible_group_breakpoints_only)
+{
+	int leader, fd;
+
+	leader = open_watch(&watched[0], WATCH_FLEXIBLE);
+	if (leader < 0)
+		SKIP(return, "kernel has no flexible breakpoints: %s",
+		     strerror(errno));
+	fd = open_other(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK, leader);
+	expect_einval(_metadata, fd, "task-clock in a flexible group");
+	fd = open_other(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, leader);
+	expect_einval(_metadata, fd, "cpu-clock in a flexible group");
+	close(leader);
+
+	leader = open_other(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK, -1);
+	ASSERT_GE(leader, 0) TH_LOG("task-clock: %s", strerror(errno));
+	fd = open_watch_on(&watched[0], WATCH_FLEXIBLE, 0, -1, leader);
+	expect_einval(_metadata, fd, "flexible breakpoint led by task-clock");
+	close(leader);
+
+	/* As before bp_flexible: a reserved breakpoint leads any sibling. */
+	leader = open_watch(&watched[0], WATCH_PLAIN);
+	ASSERT_GE(leader, 0);
+	fd = open_other(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, leader);
+	EXPECT_GE(fd, 0) TH_LOG("cpu-clock in a plain group: %s", strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	close(leader);
+}
+
 /*
  * With two registers pinned, as a debugger holds them, a flexible group of
  * three would never run: refused.  A group of two and single flexible
@@ -617,6 +813,49 @@ static int open_cgroup_watch(uint64_t *addr, int cg_fd)
 		       PERF_FLAG_PID_CGROUP);
 }
 
+static char skip_cgroup[128];
+
+/*
+ * Mount cgroup2 on a new directory @root, a "/tmp/bp_cgroup_XXXXXX" template,
+ * and make the cgroup @child in it.  Return NULL, or why the kernel cannot,
+ * having undone what it did.
+ */
+static const char *cgroup_make(char *root, char *child, size_t len)
+{
+	if (!mkdtemp(root)) {
+		snprintf(skip_cgroup, sizeof(skip_cgroup), "mkdtemp: %s",
+			 strerror(errno));
+		return skip_cgroup;
+	}
+	if (mount("none", root, "cgroup2", 0, NULL)) {
+		snprintf(skip_cgroup, sizeof(skip_cgroup),
+			 "no cgroup2 to mount: %s", strerror(errno));
+		rmdir(root);
+		return skip_cgroup;
+	}
+	/*
+	 * A cgroup2 child has perf_event's implicit state only once the
+	 * root's subtree_control has changed: enable memory if it is there.
+	 */
+	cgroup_control(root, "+memory");
+	snprintf(child, len, "%s/bp_flexible", root);
+	if (mkdir(child, 0755) && errno != EEXIST) {
+		snprintf(skip_cgroup, sizeof(skip_cgroup), "mkdir %s: %s",
+			 child, strerror(errno));
+		umount(root);
+		rmdir(root);
+		return skip_cgroup;
+	}
+	return NULL;
+}
+
+static void cgroup_remove(const char *root, const char *child)
+{
+	rmdir(child);
+	umount(root);
+	rmdir(root);
+}
+
 /*
  * A pinned CPU breakpoint of a cgroup keeps its register while a task
  * outside the cgroup has flexible ones installed: when the task moves into
@@ -634,23 +873,9 @@ TEST(cgroup_move_keeps_pinned)
 	const char *why;
 
 	memset(fds, -1, sizeof(fds));
-	if (!mkdtemp(root))
-		SKIP(return, "mkdtemp: %s", strerror(errno));
-	if (mount("none", root, "cgroup2", 0, NULL)) {
-		rmdir(root);
-		SKIP(return, "no cgroup2 to mount: %s", strerror(errno));
-	}
-	/*
-	 * A cgroup2 child has perf_event's implicit state only once the
-	 * root's subtree_control has changed: enable memory if it is there.
-	 */
-	cgroup_control(root, "+memory");
-	snprintf(child, sizeof(child), "%s/bp_flexible", root);
-	if (mkdir(child, 0755) && errno != EEXIST) {
-		umount(root);
-		rmdir(root);
-		SKIP(return, "mkdir %s: %s", child, strerror(errno));
-	}
+	why = cgroup_make(root, child, sizeof(child));
+	if (why)
+		SKIP(return, "%s", why);
 	sched_getaffinity(0, sizeof(old), &old);
 	CPU_ZERO(&cpus);
 	CPU_SET(0, &cpus);
@@ -662,9 +887,7 @@ TEST(cgroup_move_keeps_pinned)
 	if (fd < 0) {
 		why = strerror(errno);
 		close(cg_fd);
-		rmdir(child);
-		umount(root);
-		rmdir(root);
+		cgroup_remove(root, child);
 		sched_setaffinity(0, sizeof(old), &old);
 		SKIP(return, "no cgroup breakpoint: %s", why);
 	}
@@ -687,12 +910,122 @@ TEST(cgroup_move_keeps_pinned)
 	}
 	close(fd);
 	close(cg_fd);
-	rmdir(child);
-	umount(root);
-	rmdir(root);
+	cgroup_remove(root, child);
 	sched_setaffinity(0, sizeof(old), &old);
 	if (why)
 		SKIP(return, "%s", why);
+}
+
+/*
+ * Run on CPU 0 with NR_REGS flexible watchpoints on watched[0..NR_REGS-1],
+ * which fit and are never rotated, writing them and watched[NR_REGS] until
+ * killed.  Exit 2 if the kernel has no flexible breakpoints.
+ */
+static void busy_with_flexible(int ready_fd)
+{
+	cpu_set_t cpus;
+	char c = 0;
+
+	CPU_ZERO(&cpus);
+	CPU_SET(0, &cpus);
+	if (sched_setaffinity(0, sizeof(cpus), &cpus))
+		_exit(1);
+	for (int i = 0; i < NR_REGS; i++) {
+		if (open_watch(&watched[i], WATCH_FLEXIBLE) < 0)
+			_exit(2);
+	}
+	if (write(ready_fd, &c, 1) != 1)
+		_exit(1);
+	for (uint64_t round = 0;; round++) {
+		for (int i = 0; i <= NR_REGS; i++) {
+			watched[i] = round;
+			asm volatile("" ::: "memory");
+		}
+	}
+}
+
+/*
+ * The same while the task is running: its flexible watchpoints hold every
+ * register of CPU 0 when a pinned watchpoint of another cgroup is opened
+ * there from CPU 1.  perf does not schedule the task's events again for an
+ * event of a cgroup the task is not in, so they must give up the register
+ * anyway: when the task then moves into the cgroup, perf schedules only the
+ * CPU's events in, and the pinned watchpoint must find a register.
+ */
+TEST(cgroup_pinned_added_beside_running_task)
+{
+	char root[] = "/tmp/bp_cgroup_XXXXXX", child[64];
+	int ready[2], cg_fd, fd, status;
+	cpu_set_t cpus, old;
+	struct bp_read r;
+	const char *why;
+	pid_t pid;
+	char c;
+
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		SKIP(return, "needs 2 CPUs");
+	why = cgroup_make(root, child, sizeof(child));
+	if (why)
+		SKIP(return, "%s", why);
+	sched_getaffinity(0, sizeof(old), &old);
+	CPU_ZERO(&cpus);
+	CPU_SET(1, &cpus);
+	ASSERT_EQ(0, sched_setaffinity(0, sizeof(cpus), &cpus));
+	ASSERT_EQ(0, pipe(ready));
+
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (pid == 0) {
+		close(ready[0]);
+		busy_with_flexible(ready[1]);
+	}
+	close(ready[1]);
+	if (read(ready[0], &c, 1) != 1) {
+		waitpid(pid, &status, 0);
+		close(ready[0]);
+		cgroup_remove(root, child);
+		sched_setaffinity(0, sizeof(old), &old);
+		if (WIFEXITED(status) && WEXITSTATUS(status) == 2)
+			SKIP(return, "kernel has no flexible breakpoints");
+		ASSERT_TRUE(0) TH_LOG("the busy task failed: status %#x", status);
+	}
+	close(ready[0]);
+	/* Let it run with its watchpoints in on CPU 0. */
+	usleep(100 * 1000);
+
+	cg_fd = open(child, O_RDONLY | O_DIRECTORY);
+	ASSERT_GE(cg_fd, 0);
+	fd = open_cgroup_watch(&watched[NR_REGS], cg_fd);
+	if (fd < 0) {
+		why = strerror(errno);
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+		close(cg_fd);
+		cgroup_remove(root, child);
+		sched_setaffinity(0, sizeof(old), &old);
+		SKIP(return, "no cgroup breakpoint: %s", why);
+	}
+	usleep(100 * 1000);
+	EXPECT_EQ(0, cgroup_enter(child, pid))
+		TH_LOG("cgroup.procs: %s", strerror(errno));
+	usleep(200 * 1000);
+
+	memset(&r, 0, sizeof(r));
+	EXPECT_EQ(sizeof(r), read(fd, &r, sizeof(r)))
+		TH_LOG("the pinned cgroup breakpoint went to the error state");
+	ksft_print_msg("pinned cgroup watchpoint: %llu hits, running %llu of %llu ns\n",
+		       (unsigned long long)r.value,
+		       (unsigned long long)r.running,
+		       (unsigned long long)r.enabled);
+	EXPECT_GT(r.running, 0);
+	EXPECT_GT(r.value, 0);
+
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	close(fd);
+	close(cg_fd);
+	cgroup_remove(root, child);
+	sched_setaffinity(0, sizeof(old), &old);
 }
 
 TEST_HARNESS_MAIN
