@@ -1005,7 +1005,7 @@ TEST(cgroup_pinned_added_beside_running_task)
 		sched_setaffinity(0, sizeof(old), &old);
 		SKIP(return, "no cgroup breakpoint: %s", why);
 	}
-	usleep(100 * 1000);
+	/* At once: a switch of the task meanwhile would hide the bug. */
 	EXPECT_EQ(0, cgroup_enter(child, pid))
 		TH_LOG("cgroup.procs: %s", strerror(errno));
 	usleep(200 * 1000);
