@@ -281,10 +281,6 @@ static u32 ptrace_bts_pid(struct ptrace_bts *bts)
  * Tracing.
  */
 
-/*
- * The signal, from an irq_work that PREEMPT_RT runs in a thread: siglock
- * is a spinlock_t, which hard interrupt context may not take there.
- */
 /* Note whether the signal sent has left the queue since. */
 static void ptrace_bts_note_delivered(struct ptrace_bts *bts)
 {
@@ -296,6 +292,10 @@ static void ptrace_bts_note_delivered(struct ptrace_bts *bts)
 	}
 }
 
+/*
+ * The signal, from an irq_work that PREEMPT_RT runs in a thread: siglock
+ * is a spinlock_t, which hard interrupt context may not take there.
+ */
 static void ptrace_bts_signal(struct irq_work *work)
 {
 	struct ptrace_bts *bts = container_of(work, struct ptrace_bts,
@@ -978,9 +978,9 @@ void ptrace_bts_release(struct task_struct *child)
  * for ours if our signal left the queue before any take-back (@delivered)
  * and the stop is for that signal from the kernel (SI_KERNEL): another
  * kernel instance of the same signal in the same situation cannot be told
- * from it.  A stop whose
- * siginfo the tracer replaced (PTRACE_SETSIGINFO) is left alone, and so is
- * one the tracer reaped (wait(2) cleared ->exit_code) or resumed.
+ * from it.  A stop whose siginfo the tracer replaced (PTRACE_SETSIGINFO) is
+ * left alone, and so is one the tracer reaped (wait(2) cleared ->exit_code)
+ * or resumed.
  */
 static void ptrace_bts_cancel_stop_signal(struct task_struct *child,
 					  struct ptrace_bts *bts)
@@ -991,8 +991,8 @@ static void ptrace_bts_cancel_stop_signal(struct task_struct *child,
 
 	/*
 	 * Still in the stop with no verdict (ptrace_resume() clears
-	 * JOBCTL_TRACED as it sets ->exit_code), and ours was dequeued: on
-	 * the pending list only under siglock, which we hold.
+	 * JOBCTL_TRACED as it sets ->exit_code), and ours was dequeued: it
+	 * leaves the pending list only under siglock, which we hold.
 	 */
 	ptrace_bts_note_delivered(bts);
 	if (!bts->delivered || !info || child->exit_state ||
