@@ -118,12 +118,16 @@ enum {
  * @ctl: what the hardware was told (DS_CTL_*); 0 when nothing is loaded
  * @saved: perf's fields of the half, restored when ds.c gives it back;
  *	used under ds_mutex while the half is not active
+ * @pebs_held: PEBS only: the counters' enables (MSR_IA32_PEBS_ENABLE) that
+ *	ds.c holds at 0 while nothing is loaded, given back at the next load;
+ *	dropped under ds_mutex when the half is given back to perf
  */
 struct ds_cpu_half {
 	struct ds_tracer *slot;
 	struct ds_tracer *loaded[DS_NR_LOADED];
 	unsigned int ctl;
 	struct ds_fields saved;
+	u64 pebs_held;
 };
 
 /*
@@ -155,11 +159,14 @@ enum ds_cpu_state {
  * @half: per half
  * @state: an &enum ds_cpu_state
  * @work: drains the windows after an overflow interrupt
+ * @claimed: the NMI handler took an overflow interrupt and left it to
+ *	@work, which has not acknowledged it yet
  */
 struct ds_cpu {
 	struct ds_cpu_half half[DS_NR_HALVES];
 	enum ds_cpu_state state;
 	struct irq_work work;
+	bool claimed;
 };
 
 static DEFINE_PER_CPU(struct ds_cpu, ds_cpus);
@@ -170,10 +177,11 @@ static DEFINE_PER_CPU(struct ds_cpu, ds_cpus);
  * 1. ds_mutex serializes requests, releases, suspend/resume/flush and the
  *    exit and exec hooks.  It protects the tracer slots
  *    (task->thread.ds_tracers[] and ds_cpu_half.slot), ds_users[],
- *    ds_info[], ds_cpu_half.saved and the KUnit model, and ds.c's side of
- *    ds_owner[].  perf never takes it: its claims are one atomic operation
- *    on ds_owner[] (ds_perf_get()), so that creating an event never waits
- *    for the grace periods and IPIs of another user's request.
+ *    ds_info[], ds_cpu_half.saved, the dropping of ds_cpu_half.pebs_held
+ *    and the KUnit model, and ds.c's side of ds_owner[].  perf never takes
+ *    it: its claims are one atomic operation on ds_owner[] (ds_perf_get()),
+ *    so that creating an event never waits for the grace periods and IPIs
+ *    of another user's request.
  * 2. A slot is read without ds_mutex only with interrupts disabled, on the
  *    cpu whose hardware it configures (context switch, IPI, irq_work,
  *    hotplug).  Writers publish with WRITE_ONCE() and then make the cpu that
@@ -181,11 +189,12 @@ static DEFINE_PER_CPU(struct ds_cpu, ds_cpus);
  *    run with interrupts disabled, synchronize_rcu() waits for any that
  *    still looks at an old value.
  * 3. struct ds_cpu, but for @slot and @saved, is used only by its own cpu
- *    with interrupts disabled.  Code that changes what is loaded goes
- *    through DS_CPU_CHANGING (ds_cpu_begin()); the NMI handler, which can
- *    interrupt it, only drains the BTS window in place, and only in
- *    DS_CPU_LOADED.  A dead cpu (DS_CPU_DEAD) loads nothing, so a tracer
- *    whose cpu could not be kicked because it is offline is not loaded.
+ *    with interrupts disabled; so is @pebs_held while the half is active.
+ *    Code that changes what is loaded goes through DS_CPU_CHANGING
+ *    (ds_cpu_begin()); the NMI handler, which can interrupt it, only drains
+ *    the BTS window in place, and only in DS_CPU_LOADED.  A dead cpu
+ *    (DS_CPU_DEAD) loads nothing, so a tracer whose cpu could not be kicked
+ *    because it is offline is not loaded.
  * 4. ds_tracer.lock protects a tracer's buffer state; it is the innermost
  *    lock and may be taken in any context, in NMI context only with
  *    raw_spin_trylock().
@@ -322,27 +331,64 @@ static void *ds_hw_window(int cpu, enum ds_half half)
 	(DEBUGCTLMSR_TR | DEBUGCTLMSR_BTS | DEBUGCTLMSR_BTINT |	\
 	 DEBUGCTLMSR_BTS_OFF_OS | DEBUGCTLMSR_BTS_OFF_USR)
 
-/* Program @half of this cpu with DS_CTL_* bits; 0 stops it. */
-static void ds_hw_set_ctl(enum ds_half half, unsigned int ctl)
+static u64 ds_hw_pebs_enable(void)
 {
 	const struct ds_hw_model *model = ds_model();
-	unsigned long debugctl;
+	u64 enable;
+
+	if (unlikely(model))
+		return model->pebs_enable();
+	rdmsrl(MSR_IA32_PEBS_ENABLE, enable);
+	return enable;
+}
+
+static void ds_hw_set_pebs_enable(u64 enable)
+{
+	const struct ds_hw_model *model = ds_model();
 
 	if (unlikely(model)) {
-		model->set_ctl(half, ctl);
+		model->set_pebs_enable(enable);
+		return;
+	}
+	wrmsrl(MSR_IA32_PEBS_ENABLE, enable);
+}
+
+/*
+ * The tracer arms PEBS per counter (MSR_IA32_PEBS_ENABLE and the event
+ * selects), and the hardware stores a record whenever an armed counter
+ * overflows, whatever ds.c is doing.  So stopping the half holds the
+ * enables at 0, lest a record land in a window that is being drained or
+ * set up (and be lost when its index is reset) or that nobody has loaded;
+ * starting it gives them back.
+ */
+static void ds_hw_set_pebs(unsigned int ctl)
+{
+	struct ds_cpu_half *ch = this_cpu_ptr(&ds_cpus.half[DS_PEBS]);
+	u64 enable;
+
+	if (!(ctl & DS_CTL_ON)) {
+		enable = ds_hw_pebs_enable();
+		if (enable) {
+			ds_hw_set_pebs_enable(0);
+			ch->pebs_held |= enable;
+		}
 		return;
 	}
 
-	/*
-	 * The PEBS half is armed per counter (MSR_IA32_PEBS_ENABLE and the
-	 * event selects), which is the tracer's business; ds.c only manages
-	 * its part of the DS area.
-	 */
-	if (half != DS_BTS)
-		return;
+	/* ds_info[DS_PEBS].record_size is the size of a basic record. */
+	if (likely(!ds_model()))
+		x86_perf_ds_pebs_basic();
+	if (ch->pebs_held) {
+		ds_hw_set_pebs_enable(ch->pebs_held);
+		ch->pebs_held = 0;
+	}
+}
 
-	/* Other users (LBR, BTF) own the other bits of DEBUGCTL. */
-	debugctl = get_debugctlmsr() & ~DS_DEBUGCTL_BTS_BITS;
+/* Other users (LBR, BTF) own the other bits of DEBUGCTL. */
+static void ds_hw_set_debugctl(unsigned int ctl)
+{
+	unsigned long debugctl = get_debugctlmsr() & ~DS_DEBUGCTL_BTS_BITS;
+
 	if (ctl & DS_CTL_ON) {
 		debugctl |= DEBUGCTLMSR_TR | DEBUGCTLMSR_BTS;
 		if (ctl & DS_CTL_INT)
@@ -353,6 +399,21 @@ static void ds_hw_set_ctl(enum ds_half half, unsigned int ctl)
 			debugctl |= DEBUGCTLMSR_BTS_OFF_USR;
 	}
 	update_debugctlmsr(debugctl);
+}
+
+/* Program @half of this cpu with DS_CTL_* bits; 0 stops it. */
+static void ds_hw_set_ctl(enum ds_half half, unsigned int ctl)
+{
+	const struct ds_hw_model *model = ds_model();
+
+	lockdep_assert_irqs_disabled();
+
+	if (unlikely(model))
+		model->set_ctl(half, ctl);
+	if (half == DS_PEBS)
+		ds_hw_set_pebs(ctl);
+	else if (likely(!model))
+		ds_hw_set_debugctl(ctl);
 }
 
 /* Re-arm the overflow interrupt on this cpu after a drain. */
@@ -684,6 +745,8 @@ VISIBLE_IF_KUNIT void ds_hw_overflow(void)
 	lockdep_assert_irqs_disabled();
 
 	ds_cpu_reload(current);
+	/* The windows are below their thresholds: a new NMI is a new one. */
+	WRITE_ONCE(this_cpu_ptr(&ds_cpus)->claimed, false);
 	ds_hw_ack();
 }
 
@@ -746,25 +809,42 @@ static bool ds_cpu_overflowed(struct ds_cpu *dc, enum ds_half half)
 	return READ_ONCE(f->index) >= READ_ONCE(f->threshold);
 }
 
-static int ds_nmi_handler(unsigned int cmd, struct pt_regs *regs)
+/**
+ * ds_nmi_handler() - take this cpu's overflow interrupt
+ * @cmd: NMI_LOCAL
+ * @regs: unused
+ *
+ * The hardware interrupts once when a window reaches its threshold; the
+ * LVT entry stays masked until ds_hw_ack().  A window the NMI cannot drain
+ * stays above its threshold until the irq_work has, and NMIs of other
+ * sources that come in between are not the arbiter's.
+ *
+ * Return: NMI_HANDLED for the overflow interrupt, NMI_DONE otherwise.
+ */
+VISIBLE_IF_KUNIT int ds_nmi_handler(unsigned int cmd, struct pt_regs *regs)
 {
 	struct ds_cpu *dc = this_cpu_ptr(&ds_cpus);
-	bool bts = ds_cpu_overflowed(dc, DS_BTS);
-	bool pebs = ds_cpu_overflowed(dc, DS_PEBS);
+	bool bts, pebs;
 
+	if (READ_ONCE(dc->claimed))
+		return NMI_DONE;
+	bts = ds_cpu_overflowed(dc, DS_BTS);
+	pebs = ds_cpu_overflowed(dc, DS_PEBS);
 	if (!bts && !pebs)
 		return NMI_DONE;
 
 	/*
-	 * ds.c does not stop PEBS (the tracer arms its counters), so its
-	 * window is drained by the irq_work, as is a BTS window that cannot
-	 * be drained here; the hardware keeps writing into the slack beyond
-	 * the threshold until then.
+	 * A PEBS window is drained by the irq_work: stopping PEBS goes
+	 * through ds_cpu_half.pebs_held, which an NMI must not touch.  So is
+	 * a BTS window that cannot be drained here.  The hardware keeps
+	 * writing into the slack beyond the threshold until then.
 	 */
-	if (pebs || !ds_drain_bts_nmi(dc))
+	if (pebs || !ds_drain_bts_nmi(dc)) {
+		WRITE_ONCE(dc->claimed, true);
 		irq_work_queue(&dc->work);
-	else
+	} else {
 		ds_hw_ack();
+	}
 	return NMI_HANDLED;
 }
 
@@ -810,9 +890,14 @@ static void ds_unreserve(enum ds_half half)
 	synchronize_rcu();
 
 	for_each_possible_cpu(cpu) {
-		struct ds_fields *f = ds_area_fields(ds_hw_area(cpu), half);
+		struct ds_cpu_half *ch = &per_cpu_ptr(&ds_cpus, cpu)->half[half];
 
-		*f = per_cpu_ptr(&ds_cpus, cpu)->half[half].saved;
+		*ds_area_fields(ds_hw_area(cpu), half) = ch->saved;
+		/*
+		 * Nothing is loaded: counters its tracers left armed stay off,
+		 * and do not come back for the next tracer.
+		 */
+		ch->pebs_held = 0;
 	}
 	ds_hw_unreserve(half);
 	/* perf's fields are back before perf may claim the half. */
@@ -1862,6 +1947,8 @@ static int ds_cpu_online(unsigned int cpu)
 	 */
 	smp_mb();
 	local_irq_disable();
+	/* An overflow claimed before the cpu died was drained by its death. */
+	WRITE_ONCE(dc->claimed, false);
 	/* Nothing is loaded yet, which is a stable state. */
 	WRITE_ONCE(dc->state, DS_CPU_LOADED);
 	ds_cpu_reload(current);

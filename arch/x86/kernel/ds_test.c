@@ -29,6 +29,7 @@
 
 #include <asm/ds.h>
 #include <asm/intel_ds.h>
+#include <asm/nmi.h>
 
 /* x86_add_exclusive(), to stand for an LBR or PT user of perf. */
 #include "../events/perf_event.h"
@@ -49,6 +50,10 @@ struct model_cpu {
 	unsigned int ctl[DS_NR_HALVES];
 	unsigned int dropped[DS_NR_HALVES];
 	unsigned int overflows[DS_NR_HALVES];
+	/* MSR_IA32_PEBS_ENABLE: PEBS stores while it is not 0. */
+	u64 pebs_enable;
+	/* A PEBS record under way, stored before the enables go to 0. */
+	u64 pebs_inflight_ip;
 };
 
 static struct model_cpu *model;
@@ -102,6 +107,25 @@ static void model_set_ctl(enum ds_half half, unsigned int ctl)
 	model[smp_processor_id()].ctl[half] = ctl;
 }
 
+static bool model_store_pebs(struct model_cpu *m, u64 ip, u64 to);
+
+static u64 model_pebs_enable(void)
+{
+	return model[smp_processor_id()].pebs_enable;
+}
+
+static void model_set_pebs_enable(u64 enable)
+{
+	struct model_cpu *m = &model[smp_processor_id()];
+
+	/* The WRMSR waits for a record under way, as the hardware does. */
+	if (m->pebs_enable && !enable && m->pebs_inflight_ip) {
+		model_store_pebs(m, m->pebs_inflight_ip, 0);
+		m->pebs_inflight_ip = 0;
+	}
+	m->pebs_enable = enable;
+}
+
 static void model_ack(void)
 {
 	model_acks++;
@@ -115,55 +139,79 @@ static const struct ds_hw_model model_hw = {
 	.area		= model_area,
 	.window		= model_window,
 	.set_ctl	= model_set_ctl,
+	.pebs_enable	= model_pebs_enable,
+	.set_pebs_enable = model_set_pebs_enable,
 	.ack		= model_ack,
 };
 
 /*
+ * The hardware stores a PEBS record at @ip on this cpu, as it does while a
+ * counter is armed, whatever ds.c loaded.  Return: whether the window
+ * reached its threshold, which raises the interrupt.
+ */
+static bool model_store_pebs(struct model_cpu *m, u64 ip, u64 to)
+{
+	struct ds_fields *f = ds_area_fields(m->ds, DS_PEBS);
+	u64 rec[MODEL_PEBS_RSZ / sizeof(u64)] = {};
+
+	/* Stopped at the threshold until the interrupt is served. */
+	if (f->index < f->base || f->index >= f->threshold ||
+	    f->index + MODEL_PEBS_RSZ > f->max) {
+		m->dropped[DS_PEBS]++;
+		return false;
+	}
+	rec[1] = ip;
+	rec[2] = to;
+	memcpy((void *)(unsigned long)f->index, rec, MODEL_PEBS_RSZ);
+	f->index += MODEL_PEBS_RSZ;
+	return f->index >= f->threshold;
+}
+
+static bool model_store_bts(struct model_cpu *m, bool kernel, u64 ip, u64 to)
+{
+	struct ds_fields *f = ds_area_fields(m->ds, DS_BTS);
+	unsigned int ctl = m->ctl[DS_BTS];
+	struct ds_bts_record rec = { .from = ip, .to = to };
+
+	if (!(ctl & (kernel ? DS_CTL_KERNEL : DS_CTL_USER)))
+		return false;
+	if ((ctl & DS_CTL_INT) && f->index >= f->threshold) {
+		/* Stopped at the threshold until the interrupt is served. */
+		m->dropped[DS_BTS]++;
+		return false;
+	}
+	memcpy((void *)(unsigned long)f->index, &rec, sizeof(rec));
+	f->index += sizeof(rec);
+	if (f->index >= f->max)
+		f->index = f->base;
+	return (ctl & DS_CTL_INT) && f->index >= f->threshold;
+}
+
+/*
  * The hardware stores one record on this cpu: a branch from @ip to @to
- * (BTS), or a sample at @ip (PEBS), in kernel or user mode.
+ * (BTS), or a sample at @ip (PEBS), in kernel or user mode.  BTS stores
+ * as DEBUGCTL says, PEBS while a counter is armed for it; PEBS filters by
+ * mode per counter, not in the DS area.
  */
 static void model_emit(enum ds_half half, bool kernel, u64 ip, u64 to)
 {
-	u64 rec[MODEL_PEBS_RSZ / sizeof(u64)] = {};
 	unsigned long irqflags;
 	struct model_cpu *m;
-	unsigned int ctl;
-	struct ds_fields *f;
+	bool interrupt;
 
 	/* The hardware stores atomically with respect to interrupts. */
 	local_irq_save(irqflags);
 	m = &model[smp_processor_id()];
-	ctl = m->ctl[half];
-	if (!(ctl & DS_CTL_ON))
-		goto out;
-	/* PEBS filters by mode per counter, not in the DS area. */
-	if (half == DS_BTS && !(ctl & (kernel ? DS_CTL_KERNEL : DS_CTL_USER)))
-		goto out;
-
-	f = ds_area_fields(m->ds, half);
-	if ((ctl & DS_CTL_INT) && f->index >= f->threshold) {
-		/* Stopped at the threshold until the interrupt is served. */
-		m->dropped[half]++;
-		goto out;
-	}
-
-	if (half == DS_BTS) {
-		rec[0] = ip;
-		rec[1] = to;
-	} else {
-		rec[1] = ip;
-		rec[2] = to;
-	}
-	memcpy((void *)(unsigned long)f->index, rec, model_rsz(half));
-	f->index += model_rsz(half);
-	if (f->index >= f->max)
-		f->index = f->base;
-
-	if ((ctl & DS_CTL_INT) && f->index >= f->threshold) {
+	if (half == DS_PEBS && m->pebs_enable)
+		interrupt = model_store_pebs(m, ip, to);
+	else if (half == DS_BTS && (m->ctl[DS_BTS] & DS_CTL_ON))
+		interrupt = model_store_bts(m, kernel, ip, to);
+	else
+		interrupt = false;
+	if (interrupt) {
 		m->overflows[half]++;
 		ds_hw_overflow();
 	}
-out:
 	local_irq_restore(irqflags);
 }
 
@@ -407,6 +455,8 @@ static void x86_ds_test_exit(struct kunit *test)
 		for_each_possible_cpu(cpu) {
 			KUNIT_EXPECT_EQ(test, model[cpu].ctl[DS_BTS], 0);
 			KUNIT_EXPECT_EQ(test, model[cpu].ctl[DS_PEBS], 0);
+			/* Counters a tracer left armed do not outlive it. */
+			KUNIT_EXPECT_EQ(test, model[cpu].pebs_enable, 0);
 			kfree(model[cpu].ds);
 		}
 	}
@@ -1595,6 +1645,8 @@ static void test_pebs(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, m->ds->pebs_event_reset[DS_PEBS_NR_RESET - 1],
 			5);
 
+	/* The tracer arms a counter for PEBS. */
+	m->pebs_enable = BIT_ULL(0);
 	/* PEBS cannot filter by mode: software does, by the ip. */
 	model_emit(DS_PEBS, false, USER_IP(1), 11);
 	model_emit(DS_PEBS, true, KERNEL_IP(2), 22);
@@ -1603,6 +1655,99 @@ static void test_pebs(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, ds_access(t, 0, (const void **)&rec), 0);
 	KUNIT_EXPECT_EQ(test, rec[1], KERNEL_IP(2));
 	KUNIT_EXPECT_EQ(test, rec[2], 22);
+}
+
+static u64 pebs_ip(struct kunit *test, struct ds_tracer *t, size_t i)
+{
+	const u64 *rec = NULL;
+
+	KUNIT_EXPECT_EQ(test, ds_access(t, i, (const void **)&rec), 0);
+	return rec ? rec[1] : 0;
+}
+
+/*
+ * The hardware stores a PEBS record whenever a counter armed for PEBS
+ * overflows: the arbiter must hold the counters' enables at 0 while it
+ * drains the window (else a record stored between its read of the index
+ * and the reset is lost) and while nothing is loaded (else records land
+ * in a window nobody drains), and give them back when it loads again.
+ */
+static void test_pebs_stopped_while_unloaded(struct kunit *test)
+{
+	struct ds_config cfg = config(test, DS_PEBS, 8, DS_TRACE_KERNEL);
+	struct model_cpu *m = &model[ctx_of(test)->cpu];
+	struct ds_fields *f = ds_area_fields(m->ds, DS_PEBS);
+	struct ds_tracer *t;
+
+	t = request_ok(test, DS_PEBS, NULL, ctx_of(test)->cpu, &cfg);
+	m->pebs_enable = BIT_ULL(1) | BIT_ULL(3);
+	model_emit(DS_PEBS, true, KERNEL_IP(1), 0);
+
+	/* A record under way when the arbiter stops PEBS is kept. */
+	m->pebs_inflight_ip = KERNEL_IP(2);
+	KUNIT_ASSERT_EQ(test, ds_suspend(t), 0);
+	KUNIT_EXPECT_EQ(test, m->pebs_enable, 0);
+	KUNIT_EXPECT_EQ(test, m->pebs_inflight_ip, 0);
+	KUNIT_EXPECT_EQ(test, index_of(test, t), 2);
+	KUNIT_EXPECT_EQ(test, pebs_ip(test, t, 0), KERNEL_IP(1));
+	KUNIT_EXPECT_EQ(test, pebs_ip(test, t, 1), KERNEL_IP(2));
+
+	/* Suspended, nothing is loaded: the counters store nothing. */
+	model_emit(DS_PEBS, true, KERNEL_IP(3), 0);
+	KUNIT_EXPECT_EQ(test, f->index, f->base);
+
+	/* Loaded again, the tracer's counters are armed as it left them. */
+	KUNIT_ASSERT_EQ(test, ds_resume(t), 0);
+	KUNIT_EXPECT_EQ(test, m->pebs_enable, BIT_ULL(1) | BIT_ULL(3));
+	model_emit(DS_PEBS, true, KERNEL_IP(4), 0);
+	m->pebs_inflight_ip = KERNEL_IP(5);
+	KUNIT_ASSERT_EQ(test, ds_flush(t), 0);
+	KUNIT_EXPECT_EQ(test, m->pebs_enable, BIT_ULL(1) | BIT_ULL(3));
+	KUNIT_EXPECT_EQ(test, index_of(test, t), 4);
+	KUNIT_EXPECT_EQ(test, pebs_ip(test, t, 2), KERNEL_IP(4));
+	KUNIT_EXPECT_EQ(test, pebs_ip(test, t, 3), KERNEL_IP(5));
+}
+
+/*
+ * The hardware raises one interrupt per overflow.  A window the NMI
+ * handler leaves to the irq_work stays above its threshold until the
+ * irq_work runs; an NMI of another source in between is not the
+ * arbiter's, and claiming it would hide it from its owner.
+ */
+static void test_nmi_claims_one_overflow(struct kunit *test)
+{
+	struct ds_config cfg = config(test, DS_PEBS, 16, DS_TRACE_KERNEL);
+	struct model_cpu *m = &model[ctx_of(test)->cpu];
+	struct ds_fields *f = ds_area_fields(m->ds, DS_PEBS);
+	unsigned long irqflags;
+	struct ds_tracer *t;
+	int first, second;
+
+	t = request_ok(test, DS_PEBS, NULL, ctx_of(test)->cpu, &cfg);
+	m->pebs_enable = BIT_ULL(0);
+
+	/* The irq_work cannot run before interrupts are enabled again. */
+	local_irq_save(irqflags);
+	while (f->index < f->threshold)
+		model_store_pebs(m, KERNEL_IP(1), 0);
+	first = ds_nmi_handler(NMI_LOCAL, NULL);
+	second = ds_nmi_handler(NMI_LOCAL, NULL);
+	local_irq_restore(irqflags);
+
+	KUNIT_EXPECT_EQ(test, first, NMI_HANDLED);
+	KUNIT_EXPECT_EQ(test, second, NMI_DONE);
+	KUNIT_ASSERT_EQ(test, ds_flush(t), 0);
+	KUNIT_EXPECT_EQ(test, f->index, f->base);
+	KUNIT_EXPECT_EQ(test, model_acks, 1);
+
+	/* Served: the next overflow is the arbiter's again. */
+	local_irq_save(irqflags);
+	while (f->index < f->threshold)
+		model_store_pebs(m, KERNEL_IP(2), 0);
+	first = ds_nmi_handler(NMI_LOCAL, NULL);
+	local_irq_restore(irqflags);
+	KUNIT_EXPECT_EQ(test, first, NMI_HANDLED);
+	KUNIT_ASSERT_EQ(test, ds_flush(t), 0);
 }
 
 /*
@@ -1759,6 +1904,8 @@ static struct kunit_case x86_ds_test_cases[] = {
 	KUNIT_CASE(test_exec),
 	KUNIT_CASE(test_fork),
 	KUNIT_CASE(test_pebs),
+	KUNIT_CASE(test_pebs_stopped_while_unloaded),
+	KUNIT_CASE(test_nmi_claims_one_overflow),
 	KUNIT_CASE_SLOW(test_cpu_hotplug),
 	{}
 };

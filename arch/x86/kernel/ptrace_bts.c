@@ -729,11 +729,43 @@ static int ptrace_bts_commit(struct ptrace_bts *bts,
 	return 0;
 }
 
+/* Make @bts record as @cfg asks, or leave it as it was. */
+static int ptrace_bts_apply(struct ptrace_bts *bts,
+			    const struct ptrace_bts_config *cfg)
+{
+	struct ptrace_bts_prep prep = { };
+	int err;
+
+	err = ptrace_bts_prepare(bts, cfg, &prep);
+	if (!err)
+		err = ptrace_bts_commit(bts, cfg, &prep);
+	ptrace_bts_discard(bts, &prep);
+	return err;
+}
+
+/*
+ * Apply @cfg to @bts.  A tracer that went away without detaching leaves
+ * its trace to the reaper, which gives back the tracee's BTS tracer and
+ * the pages charged to the user a little later; a CONFIG that fails for
+ * want of either waits for the reaper and tries once more.  Other CONFIGs
+ * do not wait for other users' orphans.
+ */
+static int ptrace_bts_apply_after_orphans(struct ptrace_bts *bts,
+					  const struct ptrace_bts_config *cfg)
+{
+	int err = ptrace_bts_apply(bts, cfg);
+
+	if (err == -EBUSY || err == -ENOMEM) {
+		flush_work(&ptrace_bts_reaper);
+		err = ptrace_bts_apply(bts, cfg);
+	}
+	return err;
+}
+
 static int ptrace_bts_config(struct task_struct *child,
 			     const void __user *ucfg, unsigned long usize)
 {
 	struct ptrace_bts *bts = child->thread.ptrace_bts;
-	struct ptrace_bts_prep prep = { };
 	struct ptrace_bts_config cfg;
 	bool fresh = false;
 	int err;
@@ -758,22 +790,13 @@ static int ptrace_bts_config(struct task_struct *child,
 	if (!bts && !(cfg.flags & PTRACE_BTS_O_ALLOC))
 		return 0;
 
-	/*
-	 * A tracer that went away without detaching may have left its
-	 * trace to the reaper: have BTS and its pages back first.
-	 */
-	flush_work(&ptrace_bts_reaper);
-
 	if (!bts) {
 		bts = ptrace_bts_alloc(child);
 		if (!bts)
 			return -ENOMEM;
 		fresh = true;
 	}
-	err = ptrace_bts_prepare(bts, &cfg, &prep);
-	if (!err)
-		err = ptrace_bts_commit(bts, &cfg, &prep);
-	ptrace_bts_discard(bts, &prep);
+	err = ptrace_bts_apply_after_orphans(bts, &cfg);
 
 	if (fresh) {
 		/* A new trace exists once it has a buffer. */

@@ -227,5 +227,6 @@ static inline void ds_perf_put(enum ds_half half) { }
 int x86_perf_ds_info(enum ds_half half, struct ds_hw_info *info);
 int x86_perf_ds_reserve(enum ds_half half);
 void x86_perf_ds_unreserve(enum ds_half half);
+void x86_perf_ds_pebs_basic(void);
 
 #endif /* _ASM_X86_DS_H */
