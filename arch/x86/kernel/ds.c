@@ -71,13 +71,15 @@
  * @rsz: the size of one record
  * @nr: the number of records in @base
  * @threshold: the index at which @overflow is called
- * @lock: protects @index, @used, @lost, @armed and @pebs_reset
+ * @lock: protects @index, @used, @lost, @armed, @pebs_reset and
+ *	@pebs_enable
  * @index: where the next record goes, in records
  * @used: the records written since the request or the last ds_clear():
  *	the highest @index reached (@nr once wrapped); what ds_clear() zeroes
  * @lost: records dropped because the linear buffer was full
  * @armed: @overflow is to be called when @index reaches @threshold
  * @pebs_reset: the PEBS counter reset values
+ * @pebs_enable: the counters that store PEBS records while it is loaded
  * @work: calls @overflow in hard interrupt context
  */
 struct ds_tracer {
@@ -100,6 +102,7 @@ struct ds_tracer {
 	u64 lost;
 	bool armed;
 	u64 pebs_reset[DS_PEBS_NR_RESET];
+	u64 pebs_enable;
 	struct irq_work work;
 };
 
@@ -118,16 +121,15 @@ enum {
  * @ctl: what the hardware was told (DS_CTL_*); 0 when nothing is loaded
  * @saved: perf's fields of the half, restored when ds.c gives it back;
  *	used under ds_mutex while the half is not active
- * @pebs_held: PEBS only: the counters' enables (MSR_IA32_PEBS_ENABLE) that
- *	ds.c holds at 0 while nothing is loaded, given back at the next load;
- *	dropped under ds_mutex when the half is given back to perf
+ * @pebs_enable: PEBS only: what MSR_IA32_PEBS_ENABLE was set to at the
+ *	last load, the enables of the tracers loaded
  */
 struct ds_cpu_half {
 	struct ds_tracer *slot;
 	struct ds_tracer *loaded[DS_NR_LOADED];
 	unsigned int ctl;
 	struct ds_fields saved;
-	u64 pebs_held;
+	u64 pebs_enable;
 };
 
 /*
@@ -177,11 +179,10 @@ static DEFINE_PER_CPU(struct ds_cpu, ds_cpus);
  * 1. ds_mutex serializes requests, releases, suspend/resume/flush and the
  *    exit and exec hooks.  It protects the tracer slots
  *    (task->thread.ds_tracers[] and ds_cpu_half.slot), ds_users[],
- *    ds_info[], ds_cpu_half.saved, the dropping of ds_cpu_half.pebs_held
- *    and the KUnit model, and ds.c's side of ds_owner[].  perf never takes
- *    it: its claims are one atomic operation on ds_owner[] (ds_perf_get()),
- *    so that creating an event never waits for the grace periods and IPIs
- *    of another user's request.
+ *    ds_info[], ds_cpu_half.saved and the KUnit model, and ds.c's side of
+ *    ds_owner[].  perf never takes it: its claims are one atomic operation
+ *    on ds_owner[] (ds_perf_get()), so that creating an event never waits
+ *    for the grace periods and IPIs of another user's request.
  * 2. A slot is read without ds_mutex only with interrupts disabled, on the
  *    cpu whose hardware it configures (context switch, IPI, irq_work,
  *    hotplug).  Writers publish with WRITE_ONCE() and then make the cpu that
@@ -189,8 +190,7 @@ static DEFINE_PER_CPU(struct ds_cpu, ds_cpus);
  *    run with interrupts disabled, synchronize_rcu() waits for any that
  *    still looks at an old value.
  * 3. struct ds_cpu, but for @slot and @saved, is used only by its own cpu
- *    with interrupts disabled; so is @pebs_held while the half is active.
- *    Code that changes what is loaded goes through DS_CPU_CHANGING
+ *    with interrupts disabled.  Code that changes what is loaded goes through DS_CPU_CHANGING
  *    (ds_cpu_begin()); the NMI handler, which can interrupt it, only drains
  *    the BTS window in place, and only in DS_CPU_LOADED.  A dead cpu
  *    (DS_CPU_DEAD) loads nothing, so a tracer whose cpu could not be kicked
@@ -331,17 +331,6 @@ static void *ds_hw_window(int cpu, enum ds_half half)
 	(DEBUGCTLMSR_TR | DEBUGCTLMSR_BTS | DEBUGCTLMSR_BTINT |	\
 	 DEBUGCTLMSR_BTS_OFF_OS | DEBUGCTLMSR_BTS_OFF_USR)
 
-static u64 ds_hw_pebs_enable(void)
-{
-	const struct ds_hw_model *model = ds_model();
-	u64 enable;
-
-	if (unlikely(model))
-		return model->pebs_enable();
-	rdmsrl(MSR_IA32_PEBS_ENABLE, enable);
-	return enable;
-}
-
 static void ds_hw_set_pebs_enable(u64 enable)
 {
 	const struct ds_hw_model *model = ds_model();
@@ -354,34 +343,28 @@ static void ds_hw_set_pebs_enable(u64 enable)
 }
 
 /*
- * The tracer arms PEBS per counter (MSR_IA32_PEBS_ENABLE and the event
- * selects), and the hardware stores a record whenever an armed counter
- * overflows, whatever ds.c is doing.  So stopping the half holds the
- * enables at 0, lest a record land in a window that is being drained or
- * set up (and be lost when its index is reset) or that nobody has loaded;
- * starting it gives them back.
+ * The hardware stores a PEBS record whenever a counter enabled for PEBS
+ * overflows, whatever ds.c is doing: the enables of the loaded tracers are
+ * on only between a load and the next unload, so that no record lands in a
+ * window that is being drained or set up (and is lost when its index is
+ * reset), nor in one that nobody loaded.
  */
 static void ds_hw_set_pebs(unsigned int ctl)
 {
 	struct ds_cpu_half *ch = this_cpu_ptr(&ds_cpus.half[DS_PEBS]);
-	u64 enable;
 
 	if (!(ctl & DS_CTL_ON)) {
-		enable = ds_hw_pebs_enable();
-		if (enable) {
+		if (ch->pebs_enable)
 			ds_hw_set_pebs_enable(0);
-			ch->pebs_held |= enable;
-		}
+		ch->pebs_enable = 0;
 		return;
 	}
 
 	/* ds_info[DS_PEBS].record_size is the size of a basic record. */
 	if (likely(!ds_model()))
 		x86_perf_ds_pebs_basic();
-	if (ch->pebs_held) {
-		ds_hw_set_pebs_enable(ch->pebs_held);
-		ch->pebs_held = 0;
-	}
+	if (ch->pebs_enable)
+		ds_hw_set_pebs_enable(ch->pebs_enable);
 }
 
 /* Other users (LBR, BTF) own the other bits of DEBUGCTL. */
@@ -633,6 +616,32 @@ static struct ds_tracer *ds_live(struct ds_tracer *t)
 	return t && !READ_ONCE(t->suspended) ? t : NULL;
 }
 
+/* The PEBS reset values and enables of the cpu's and the task's tracer. */
+static void ds_cpu_load_pebs(struct ds_cpu_half *ch, int cpu,
+			     struct ds_tracer *ct, struct ds_tracer *tt)
+{
+	/* The task's reset values apply while it runs. */
+	struct ds_tracer *src = tt ? tt : ct;
+	u64 enable = 0;
+
+	raw_spin_lock(&src->lock);
+	memcpy(ds_hw_area(cpu)->pebs_event_reset, src->pebs_reset,
+	       sizeof(src->pebs_reset));
+	raw_spin_unlock(&src->lock);
+
+	if (ct) {
+		raw_spin_lock(&ct->lock);
+		enable |= ct->pebs_enable;
+		raw_spin_unlock(&ct->lock);
+	}
+	if (tt) {
+		raw_spin_lock(&tt->lock);
+		enable |= tt->pebs_enable;
+		raw_spin_unlock(&tt->lock);
+	}
+	ch->pebs_enable = enable;
+}
+
 static void ds_cpu_load(struct ds_cpu_half *ch, enum ds_half half,
 			struct task_struct *task)
 {
@@ -668,15 +677,8 @@ static void ds_cpu_load(struct ds_cpu_half *ch, enum ds_half half,
 	f->max = base + nr * ds_info[half].record_size;
 	f->threshold = base + (nr - slack) * ds_info[half].record_size;
 
-	if (half == DS_PEBS) {
-		/* The task's values apply while it runs. */
-		struct ds_tracer *src = tt ? tt : ct;
-
-		raw_spin_lock(&src->lock);
-		memcpy(ds_hw_area(cpu)->pebs_event_reset, src->pebs_reset,
-		       sizeof(src->pebs_reset));
-		raw_spin_unlock(&src->lock);
-	}
+	if (half == DS_PEBS)
+		ds_cpu_load_pebs(ch, cpu, ct, tt);
 
 	ctl = DS_CTL_ON | DS_CTL_INT;
 	if (flags & DS_TRACE_USER)
@@ -814,10 +816,12 @@ static bool ds_cpu_overflowed(struct ds_cpu *dc, enum ds_half half)
  * @cmd: NMI_LOCAL
  * @regs: unused
  *
- * The hardware interrupts once when a window reaches its threshold; the
- * LVT entry stays masked until ds_hw_ack().  A window the NMI cannot drain
- * stays above its threshold until the irq_work has, and NMIs of other
- * sources that come in between are not the arbiter's.
+ * The hardware interrupts when a window reaches its threshold.  A window
+ * the NMI cannot drain stays above its threshold until the irq_work has,
+ * and the NMIs that come in between are not the arbiter's: of other
+ * sources, or of the same overflow once perf's handler, which runs first
+ * while perf has events, has unmasked the LVT entry; perf claims those
+ * (intel_bts_interrupt() by the BTS index, PEBS by GLOBAL_STATUS).
  *
  * Return: NMI_HANDLED for the overflow interrupt, NMI_DONE otherwise.
  */
@@ -834,10 +838,10 @@ VISIBLE_IF_KUNIT int ds_nmi_handler(unsigned int cmd, struct pt_regs *regs)
 		return NMI_DONE;
 
 	/*
-	 * A PEBS window is drained by the irq_work: stopping PEBS goes
-	 * through ds_cpu_half.pebs_held, which an NMI must not touch.  So is
-	 * a BTS window that cannot be drained here.  The hardware keeps
-	 * writing into the slack beyond the threshold until then.
+	 * A PEBS window, which does not refill from the drain's own branches,
+	 * is drained by the irq_work, as is a BTS window that cannot be
+	 * drained here.  The hardware keeps writing into the slack beyond the
+	 * threshold until then.
 	 */
 	if (pebs || !ds_drain_bts_nmi(dc)) {
 		WRITE_ONCE(dc->claimed, true);
@@ -890,14 +894,9 @@ static void ds_unreserve(enum ds_half half)
 	synchronize_rcu();
 
 	for_each_possible_cpu(cpu) {
-		struct ds_cpu_half *ch = &per_cpu_ptr(&ds_cpus, cpu)->half[half];
+		struct ds_fields *f = ds_area_fields(ds_hw_area(cpu), half);
 
-		*ds_area_fields(ds_hw_area(cpu), half) = ch->saved;
-		/*
-		 * Nothing is loaded: counters its tracers left armed stay off,
-		 * and do not come back for the next tracer.
-		 */
-		ch->pebs_held = 0;
+		*f = per_cpu_ptr(&ds_cpus, cpu)->half[half].saved;
 	}
 	ds_hw_unreserve(half);
 	/* perf's fields are back before perf may claim the half. */
@@ -1720,6 +1719,47 @@ int ds_set_pebs_reset(struct ds_tracer *tracer, unsigned int counter,
 	return 0;
 }
 
+/**
+ * ds_set_pebs_enable() - choose the counters that store PEBS records
+ * @tracer: a PEBS tracer
+ * @enable: MSR_IA32_PEBS_ENABLE bits, one per counter; 0 for none
+ *
+ * The arbiter owns MSR_IA32_PEBS_ENABLE while it has the PEBS half: it
+ * sets a cpu's enables to those of the tracers loaded there (the cpu's
+ * tracer and the running task's), and to 0 while it drains or sets up the
+ * cpu's window and while nothing is loaded.  So a task tracer's counters
+ * store records while its task runs, on whichever cpu, and never for
+ * another tracer.  Programming the counters' event selects is the
+ * caller's business.  A new tracer has no enables.  The enables take
+ * effect before this returns.
+ *
+ * Context: process context, may sleep.
+ * Return: 0, -EINVAL for a bad argument, a BTS tracer or a bit of a counter
+ * that cannot store PEBS records, -ESRCH if the tracer's task exited.
+ */
+int ds_set_pebs_enable(struct ds_tracer *tracer, u64 enable)
+{
+	unsigned long irqflags;
+	int err = 0;
+
+	if (IS_ERR_OR_NULL(tracer) || tracer->half != DS_PEBS)
+		return -EINVAL;
+
+	mutex_lock(&ds_mutex);
+	if (enable & ~ds_info[DS_PEBS].pebs_enable_mask) {
+		err = -EINVAL;
+	} else if (tracer->detached) {
+		err = -ESRCH;
+	} else {
+		raw_spin_lock_irqsave(&tracer->lock, irqflags);
+		tracer->pebs_enable = enable;
+		raw_spin_unlock_irqrestore(&tracer->lock, irqflags);
+		ds_kick_tracer(tracer);
+	}
+	mutex_unlock(&ds_mutex);
+	return err;
+}
+
 /*
  * Hooks of the x86 core.
  */
@@ -1806,7 +1846,13 @@ void ds_exec(void)
 	mutex_lock(&ds_mutex);
 	t = *ds_task_slot(current, DS_BTS);
 	if (t && (t->flags & DS_TIMESTAMPS) && !t->suspended) {
-		ds_kick_task(current);
+		/*
+		 * Here, not through an IPI to the cpu current was on: after
+		 * a migration the records would wait in the new cpu's window.
+		 */
+		local_irq_disable();
+		ds_cpu_reload(current);
+		local_irq_enable();
 		ds_store_escape(t, DS_BTS_EXEC);
 	}
 	mutex_unlock(&ds_mutex);

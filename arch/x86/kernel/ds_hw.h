@@ -50,13 +50,11 @@ struct ds_fields {
  * @area: the DS area of @cpu, the one the DS_AREA MSR points to
  * @window: the buffer of @half on @cpu that the hardware writes into
  * @set_ctl: program @half of this cpu with DS_CTL_* bits; 0 stops it
- * @pebs_enable: read this cpu's MSR_IA32_PEBS_ENABLE
  * @set_pebs_enable: write this cpu's MSR_IA32_PEBS_ENABLE
  * @ack: re-arm the overflow interrupt on this cpu after a drain
  *
- * As on the hardware, a tracer arms PEBS per counter in
- * MSR_IA32_PEBS_ENABLE: a model stores PEBS records while that register is
- * not 0, whatever @set_ctl was told.
+ * As the hardware, a model stores PEBS records while MSR_IA32_PEBS_ENABLE
+ * is not 0, whatever @set_ctl was told.
  */
 struct ds_hw_model {
 	bool (*supported)(enum ds_half half);
@@ -66,7 +64,6 @@ struct ds_hw_model {
 	struct debug_store *(*area)(int cpu);
 	void *(*window)(int cpu, enum ds_half half);
 	void (*set_ctl)(enum ds_half half, unsigned int ctl);
-	u64 (*pebs_enable)(void);
 	void (*set_pebs_enable)(u64 enable);
 	void (*ack)(void);
 };

@@ -36,6 +36,8 @@
 #include "ds_hw.h"
 
 #define MODEL_PEBS_RSZ		48
+/* Four general-purpose counters and three fixed ones. */
+#define MODEL_PEBS_ENABLE_MASK	(GENMASK_ULL(3, 0) | GENMASK_ULL(34, 32))
 #define MODEL_WINDOW_RECORDS	8
 #define MODEL_PERF_SENTINEL	0x5eed0000ULL
 
@@ -76,6 +78,7 @@ static int model_info(enum ds_half half, struct ds_hw_info *info)
 {
 	info->record_size = model_rsz(half);
 	info->window_size = MODEL_WINDOW_RECORDS * model_rsz(half);
+	info->pebs_enable_mask = half == DS_PEBS ? MODEL_PEBS_ENABLE_MASK : 0;
 	return 0;
 }
 
@@ -109,11 +112,6 @@ static void model_set_ctl(enum ds_half half, unsigned int ctl)
 
 static bool model_store_pebs(struct model_cpu *m, u64 ip, u64 to);
 
-static u64 model_pebs_enable(void)
-{
-	return model[smp_processor_id()].pebs_enable;
-}
-
 static void model_set_pebs_enable(u64 enable)
 {
 	struct model_cpu *m = &model[smp_processor_id()];
@@ -139,7 +137,6 @@ static const struct ds_hw_model model_hw = {
 	.area		= model_area,
 	.window		= model_window,
 	.set_ctl	= model_set_ctl,
-	.pebs_enable	= model_pebs_enable,
 	.set_pebs_enable = model_set_pebs_enable,
 	.ack		= model_ack,
 };
@@ -1645,8 +1642,7 @@ static void test_pebs(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, m->ds->pebs_event_reset[DS_PEBS_NR_RESET - 1],
 			5);
 
-	/* The tracer arms a counter for PEBS. */
-	m->pebs_enable = BIT_ULL(0);
+	KUNIT_EXPECT_EQ(test, ds_set_pebs_enable(t, BIT_ULL(0)), 0);
 	/* PEBS cannot filter by mode: software does, by the ip. */
 	model_emit(DS_PEBS, false, USER_IP(1), 11);
 	model_emit(DS_PEBS, true, KERNEL_IP(2), 22);
@@ -1666,21 +1662,24 @@ static u64 pebs_ip(struct kunit *test, struct ds_tracer *t, size_t i)
 }
 
 /*
- * The hardware stores a PEBS record whenever a counter armed for PEBS
- * overflows: the arbiter must hold the counters' enables at 0 while it
- * drains the window (else a record stored between its read of the index
- * and the reset is lost) and while nothing is loaded (else records land
- * in a window nobody drains), and give them back when it loads again.
+ * The hardware stores a PEBS record whenever a counter enabled for PEBS
+ * overflows: the arbiter must hold the enables at 0 while it drains the
+ * window (else a record stored between its read of the index and the
+ * reset is lost) and while nothing is loaded (else records land in a
+ * window nobody drains), and set them again when it loads.
  */
 static void test_pebs_stopped_while_unloaded(struct kunit *test)
 {
 	struct ds_config cfg = config(test, DS_PEBS, 8, DS_TRACE_KERNEL);
 	struct model_cpu *m = &model[ctx_of(test)->cpu];
 	struct ds_fields *f = ds_area_fields(m->ds, DS_PEBS);
+	const u64 enable = BIT_ULL(1) | BIT_ULL(33);
 	struct ds_tracer *t;
 
 	t = request_ok(test, DS_PEBS, NULL, ctx_of(test)->cpu, &cfg);
-	m->pebs_enable = BIT_ULL(1) | BIT_ULL(3);
+	KUNIT_EXPECT_EQ(test, m->pebs_enable, 0);
+	KUNIT_ASSERT_EQ(test, ds_set_pebs_enable(t, enable), 0);
+	KUNIT_EXPECT_EQ(test, m->pebs_enable, enable);
 	model_emit(DS_PEBS, true, KERNEL_IP(1), 0);
 
 	/* A record under way when the arbiter stops PEBS is kept. */
@@ -1696,16 +1695,50 @@ static void test_pebs_stopped_while_unloaded(struct kunit *test)
 	model_emit(DS_PEBS, true, KERNEL_IP(3), 0);
 	KUNIT_EXPECT_EQ(test, f->index, f->base);
 
-	/* Loaded again, the tracer's counters are armed as it left them. */
+	/* Loaded again, the tracer's counters are enabled again. */
 	KUNIT_ASSERT_EQ(test, ds_resume(t), 0);
-	KUNIT_EXPECT_EQ(test, m->pebs_enable, BIT_ULL(1) | BIT_ULL(3));
+	KUNIT_EXPECT_EQ(test, m->pebs_enable, enable);
 	model_emit(DS_PEBS, true, KERNEL_IP(4), 0);
 	m->pebs_inflight_ip = KERNEL_IP(5);
 	KUNIT_ASSERT_EQ(test, ds_flush(t), 0);
-	KUNIT_EXPECT_EQ(test, m->pebs_enable, BIT_ULL(1) | BIT_ULL(3));
+	KUNIT_EXPECT_EQ(test, m->pebs_enable, enable);
 	KUNIT_EXPECT_EQ(test, index_of(test, t), 4);
 	KUNIT_EXPECT_EQ(test, pebs_ip(test, t, 2), KERNEL_IP(4));
 	KUNIT_EXPECT_EQ(test, pebs_ip(test, t, 3), KERNEL_IP(5));
+
+	/* Counters the hardware cannot enable for PEBS change nothing. */
+	KUNIT_EXPECT_EQ(test, ds_set_pebs_enable(t, BIT_ULL(4)), -EINVAL);
+	KUNIT_EXPECT_EQ(test, ds_set_pebs_enable(t, BIT_ULL(35)), -EINVAL);
+	KUNIT_EXPECT_EQ(test, m->pebs_enable, enable);
+}
+
+/*
+ * The enables are the tracer's, not the cpu's: a task tracer's counters
+ * are on while its task runs, and never for another tracer once it is
+ * suspended or released.
+ */
+static void test_pebs_enable_is_the_tracers(struct kunit *test)
+{
+	struct ds_config tcfg = config(test, DS_PEBS, 8, DS_TRACE_KERNEL);
+	struct ds_config ccfg = config(test, DS_PEBS, 8, DS_TRACE_KERNEL);
+	struct model_cpu *m = &model[ctx_of(test)->cpu];
+	struct ds_tracer *tt, *ct;
+
+	tt = request_ok(test, DS_PEBS, current, -1, &tcfg);
+	ct = request_ok(test, DS_PEBS, NULL, ctx_of(test)->cpu, &ccfg);
+	KUNIT_ASSERT_EQ(test, ds_set_pebs_enable(tt, BIT_ULL(0)), 0);
+	KUNIT_ASSERT_EQ(test, ds_set_pebs_enable(ct, BIT_ULL(2)), 0);
+	KUNIT_EXPECT_EQ(test, m->pebs_enable, BIT_ULL(0) | BIT_ULL(2));
+
+	KUNIT_ASSERT_EQ(test, ds_suspend(tt), 0);
+	KUNIT_EXPECT_EQ(test, m->pebs_enable, BIT_ULL(2));
+	KUNIT_ASSERT_EQ(test, ds_resume(tt), 0);
+	KUNIT_EXPECT_EQ(test, m->pebs_enable, BIT_ULL(0) | BIT_ULL(2));
+
+	release(test, tt);
+	KUNIT_EXPECT_EQ(test, m->pebs_enable, BIT_ULL(2));
+	KUNIT_ASSERT_EQ(test, ds_set_pebs_enable(ct, 0), 0);
+	KUNIT_EXPECT_EQ(test, m->pebs_enable, 0);
 }
 
 /*
@@ -1724,7 +1757,7 @@ static void test_nmi_claims_one_overflow(struct kunit *test)
 	int first, second;
 
 	t = request_ok(test, DS_PEBS, NULL, ctx_of(test)->cpu, &cfg);
-	m->pebs_enable = BIT_ULL(0);
+	KUNIT_ASSERT_EQ(test, ds_set_pebs_enable(t, BIT_ULL(0)), 0);
 
 	/* The irq_work cannot run before interrupts are enabled again. */
 	local_irq_save(irqflags);
@@ -1905,6 +1938,7 @@ static struct kunit_case x86_ds_test_cases[] = {
 	KUNIT_CASE(test_fork),
 	KUNIT_CASE(test_pebs),
 	KUNIT_CASE(test_pebs_stopped_while_unloaded),
+	KUNIT_CASE(test_pebs_enable_is_the_tracers),
 	KUNIT_CASE(test_nmi_claims_one_overflow),
 	KUNIT_CASE_SLOW(test_cpu_hotplug),
 	{}

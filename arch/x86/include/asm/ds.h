@@ -103,10 +103,13 @@ struct ds_config {
  * struct ds_hw_info - what the hardware layer offers for one half
  * @record_size: the size of one record in bytes
  * @window_size: the size of the per-cpu buffer the hardware writes into
+ * @pebs_enable_mask: PEBS: the bits of MSR_IA32_PEBS_ENABLE a tracer may
+ *	set, one per counter that can store PEBS records
  */
 struct ds_hw_info {
 	size_t record_size;
 	size_t window_size;
+	u64 pebs_enable_mask;
 };
 
 #ifdef CONFIG_X86_DS
@@ -133,6 +136,7 @@ int ds_get_pebs_reset(struct ds_tracer *tracer, unsigned int counter,
 		      u64 *value);
 int ds_set_pebs_reset(struct ds_tracer *tracer, unsigned int counter,
 		      u64 value);
+int ds_set_pebs_enable(struct ds_tracer *tracer, u64 enable);
 
 /* Hooks of the x86 core. */
 void ds_switch_to(struct task_struct *prev, struct task_struct *next);
@@ -209,6 +213,11 @@ static inline int ds_get_pebs_reset(struct ds_tracer *tracer,
 
 static inline int ds_set_pebs_reset(struct ds_tracer *tracer,
 				    unsigned int counter, u64 value)
+{
+	return -EINVAL;
+}
+
+static inline int ds_set_pebs_enable(struct ds_tracer *tracer, u64 enable)
 {
 	return -EINVAL;
 }
