@@ -8,10 +8,16 @@
  * switches (PTRACE_BTS_O_SCHED), which work on any cpu; a buffer of 8
  * records fills from a few usleep() calls of the tracee, and the tracee
  * stops itself with raise(SIGSTOP), so every test is deterministic.
+ * The tests of branches (PTRACE_BTS_O_TRACE) need BTS and are skipped
+ * with the reason without it; their tracee runs a loop of 20000 branches
+ * at a known address (marker_loop()) between its stops.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -23,6 +29,7 @@
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <linux/perf_event.h>
 #include <linux/ptrace.h>
 #include <asm/ptrace-bts.h>
 
@@ -36,6 +43,7 @@
 #define TEST_UID	42421		/* the unprivileged tracer */
 
 static long forked_pid;	/* the tracer reads it with PTRACE_PEEKDATA */
+static void (*tracee_setup)(void);	/* run first by a new tracee */
 
 static long bts_req(int req, pid_t pid, void *addr, unsigned long data)
 {
@@ -91,6 +99,8 @@ static pid_t start_tracee(void (*fn)(long), long arg, int block, bool deathsig)
 	if (pid < 0)
 		return -1;
 	if (!pid) {
+		if (tracee_setup)
+			tracee_setup();
 		if (deathsig)
 			prctl(PR_SET_PDEATHSIG, SIGKILL);
 		else
@@ -1281,6 +1291,1474 @@ TEST(branches)
 	}
 	ASSERT_LT(0, branches);
 	ASSERT_LT(0, to_kernel) TH_LOG("no system call seen");
+	finish(pid);
+}
+
+/* Helpers of the tests below. */
+
+#define TRACEE_ENV	"PTRACE_BTS_DOC_TRACEE"
+#define HIGH_CODE	0x300000000ULL	/* a code page above 4 GiB */
+#define BIG_RECS	65536
+
+static struct bts_struct big[BIG_RECS];
+
+/*
+ * Run by other_width_tracee's tracee, the test program of the other width:
+ * a 64-bit one calls a page above 4 GiB, so that a 32-bit tracer must see
+ * a branch to and from an address that does not fit in its long.
+ */
+__attribute__((constructor)) static void tracee_mode(void)
+{
+	void *p;
+
+	if (!getenv(TRACEE_ENV))
+		return;
+	if (sizeof(long) == 8) {
+		p = mmap((void *)(unsigned long)HIGH_CODE, 4096,
+			 PROT_READ | PROT_WRITE | PROT_EXEC,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+		if (p != (void *)(unsigned long)HIGH_CODE)
+			_exit(3);
+		*(unsigned char *)p = 0xc3;	/* ret */
+		((void (*)(void))p)();
+	}
+	_exit(0);
+}
+
+/* 0 if the kernel records branches (PTRACE_BTS_O_TRACE), or its errno. */
+static int bts_trace_errno(void)
+{
+	pid_t pid = start_tracee(body_pause, 0, 0, true);
+	int err = 0;
+
+	if (pid < 0)
+		return -1;
+	if (bts_config(pid, NREC(8), A | PTRACE_BTS_O_TRACE, 0))
+		err = errno;
+	finish(pid);
+	return err;
+}
+
+/* Why a test of PTRACE_BTS_O_TRACE cannot run here, or NULL. */
+static const char *no_bts_trace(void)
+{
+	switch (bts_trace_errno()) {
+	case EOPNOTSUPP:
+		return "the cpu has no BTS (EOPNOTSUPP)";
+	case EBUSY:
+		return "BTS is in use by perf (EBUSY)";
+	}
+	return NULL;	/* any other error fails the test */
+}
+
+#define T	PTRACE_BTS_O_TRACE
+
+/* The first number after @key in /proc/@pid/status, or -1. */
+static long proc_status(pid_t pid, const char *key, bool last)
+{
+	char path[64], buf[4096], *s, *e;
+	int fd, n;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	s = strstr(buf, key);
+	if (!s)
+		return -1;
+	s += strlen(key);
+	e = strchr(s, '\n');
+	if (e)
+		*e = 0;
+	if (last && strrchr(s, '\t'))
+		s = strrchr(s, '\t');
+	return strtol(s, NULL, 10);
+}
+
+/* Whether @r is a branch in user mode of a tracee whose longs are @bits. */
+static bool user_branch(const struct bts_struct *r, int bits)
+{
+	__u64 end = bits == 64 ? 1ULL << 47 : 1ULL << 32;
+
+	return r->qualifier == BTS_BRANCH && !r->pid && !r->clock &&
+	       r->from && r->from < end && r->to < end;
+}
+
+/*
+ * Description: "the kernel checks that (ptrace_check_attach()) before
+ * anything else": every request, valid or not, fails with ESRCH for a
+ * tracee that runs, for a stopped process we do not trace and for
+ * ourselves; and the failed CLEAR, DRAIN and CONFIG changed nothing.
+ */
+#define ASSERT_ESRCH(call) do {						\
+	errno = 0;							\
+	ASSERT_EQ(-1, (call)) TH_LOG("process %d", i);			\
+	ASSERT_EQ(ESRCH, errno) TH_LOG("process %d", i);		\
+} while (0)
+
+TEST(esrch_before_anything_else)
+{
+	struct ptrace_bts_config cfg = { .size = NREC(8), .flags = A | S };
+	static struct snapshot snap;
+	pid_t pids[3], pid, other;
+	struct bts_struct r;
+	int status, i;
+
+	if (!bts_available())
+		SKIP(return, NO_BTS);
+	pid = start_tracee(body_pause, 0, 0, true);
+	ASSERT_LT(0, pid);
+	ASSERT_EQ(0, bts_config(pid, NREC(32), A | S, 0));
+	ASSERT_EQ(0, bts_req(PTRACE_CONT, pid, NULL, 0));
+	ASSERT_EQ(0, kill(pid, SIGUSR1));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_STOPSIG(SIGUSR1, status);
+	ASSERT_EQ(0, bts_config(pid, 0, 0, 0));
+	ASSERT_EQ(0, take_snapshot(pid, &snap));
+	ASSERT_LT(0, snap.n);
+	ASSERT_EQ(0, bts_req(PTRACE_CONT, pid, NULL, 0));
+
+	other = fork();
+	ASSERT_LE(0, other);
+	if (!other) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		body_pause(0);
+	}
+	ASSERT_EQ(0, kill(other, SIGSTOP));
+	ASSERT_EQ(other, waitpid(other, &status, WUNTRACED));
+
+	pids[0] = pid;
+	pids[1] = other;
+	pids[2] = getpid();
+	for (i = 0; i < 3; i++) {
+		ASSERT_ESRCH(bts_req(PTRACE_BTS_CONFIG, pids[i], &cfg, sizeof(cfg)));
+		ASSERT_ESRCH(bts_config(pids[i], 0, A, 0));
+		ASSERT_ESRCH(bts_config(pids[i], 0, S | 0x10, 0));
+		ASSERT_ESRCH(bts_req(PTRACE_BTS_CONFIG, pids[i], NULL, sizeof(cfg)));
+		ASSERT_ESRCH(bts_req(PTRACE_BTS_CONFIG, pids[i], &cfg, 0));
+		ASSERT_ESRCH(bts_req(PTRACE_BTS_STATUS, pids[i], &cfg, sizeof(cfg)));
+		ASSERT_ESRCH(bts_req(PTRACE_BTS_STATUS, pids[i], NULL, 1));
+		ASSERT_ESRCH(bts_req(PTRACE_BTS_SIZE, pids[i], NULL, 0));
+		ASSERT_ESRCH(bts_req(PTRACE_BTS_SIZE, pids[i], NULL, 1));
+		ASSERT_ESRCH(bts_req(PTRACE_BTS_GET, pids[i], &r, 0));
+		ASSERT_ESRCH(bts_req(PTRACE_BTS_GET, pids[i], NULL, 100000));
+		ASSERT_ESRCH(bts_req(PTRACE_BTS_CLEAR, pids[i], NULL, 0));
+		ASSERT_ESRCH(bts_req(PTRACE_BTS_CLEAR, pids[i], &r, 1));
+		ASSERT_ESRCH(bts_drain(pids[i], big, BIG_RECS));
+		ASSERT_ESRCH(bts_drain(pids[i], NULL, 0));
+	}
+	kill(other, SIGKILL);
+	waitpid(other, NULL, 0);
+
+	ASSERT_EQ(0, kill(pid, SIGUSR1));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_STOPSIG(SIGUSR1, status);
+	ASSERT_TRUE(same_snapshot(pid, &snap));
+	finish(pid);
+}
+
+#undef ASSERT_ESRCH
+
+/*
+ * PTRACE_BTS_SIZE and PTRACE_BTS_CLEAR: "addr and data must be 0",
+ * EINVAL; PTRACE_BTS_GET: EINVAL where "data is not below the number of
+ * records" (the whole unsigned long: no truncation), EFAULT, "The record
+ * stays"; and a failing request changes nothing.
+ */
+TEST(size_clear_get_arguments)
+{
+	static struct snapshot snap;
+	struct bts_struct r[2];
+	void *ro;
+	pid_t pid;
+
+	if (!bts_available())
+		SKIP(return, NO_BTS);
+	pid = start_tracee(body_stops, 2, 0, true);
+	ASSERT_LT(0, pid);
+	ASSERT_EQ(0, bts_size(pid));
+	ASSERT_ERRNO(EINVAL, bts_req(PTRACE_BTS_GET, pid, &r[0], 0));
+
+	ASSERT_EQ(0, bts_config(pid, NREC(32), A | S, 0));
+	ASSERT_STOPSIG(SIGSTOP, resume(pid, 0));
+	ASSERT_EQ(0, bts_config(pid, 0, 0, 0));
+	ASSERT_EQ(0, take_snapshot(pid, &snap));
+	ASSERT_LT(1, snap.n);
+
+	ASSERT_ERRNO(EINVAL, bts_req(PTRACE_BTS_SIZE, pid, &r[0], 0));
+	ASSERT_ERRNO(EINVAL, bts_req(PTRACE_BTS_SIZE, pid, NULL, 1));
+	ASSERT_ERRNO(EINVAL, bts_req(PTRACE_BTS_CLEAR, pid, &r[0], 0));
+	ASSERT_ERRNO(EINVAL, bts_req(PTRACE_BTS_CLEAR, pid, NULL, 1));
+	ASSERT_ERRNO(EINVAL, bts_req(PTRACE_BTS_CLEAR, pid, NULL, ~0UL));
+	ASSERT_TRUE(same_snapshot(pid, &snap));
+
+	ASSERT_ERRNO(EINVAL, bts_req(PTRACE_BTS_GET, pid, &r[0], snap.n));
+	ASSERT_ERRNO(EINVAL, bts_req(PTRACE_BTS_GET, pid, &r[0], ~0UL));
+	ASSERT_ERRNO(EINVAL, bts_req(PTRACE_BTS_GET, pid, &r[0], LONG_MAX));
+	if (sizeof(long) == 8) {
+		/* 1 << 32 and (1 << 32) + 1 are not indexes 0 and 1. */
+		ASSERT_ERRNO(EINVAL, bts_req(PTRACE_BTS_GET, pid, &r[0],
+					     (unsigned long)(1ULL << 32)));
+		ASSERT_ERRNO(EINVAL, bts_req(PTRACE_BTS_GET, pid, &r[0],
+					     (unsigned long)((1ULL << 32) + 1)));
+	}
+
+	ro = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_TRUE(ro != MAP_FAILED);
+	ASSERT_ERRNO(EFAULT, bts_req(PTRACE_BTS_GET, pid, ro, 0));
+	ASSERT_ERRNO(EFAULT, bts_req(PTRACE_BTS_GET, pid, NULL, 0));
+	munmap(ro, 4096);
+	ASSERT_TRUE(same_snapshot(pid, &snap));
+
+	/* The record stays: twice the same, newest first. */
+	ASSERT_EQ(0, bts_req(PTRACE_BTS_GET, pid, &r[0], 0));
+	ASSERT_EQ(0, bts_req(PTRACE_BTS_GET, pid, &r[1], 0));
+	ASSERT_EQ(0, memcmp(&r[0], &r[1], REC));
+	ASSERT_EQ(0, memcmp(&r[0], &snap.r[0], REC));
+	ASSERT_EQ(snap.n, bts_size(pid));
+
+	/* CLEAR with zeros empties, and only the records go. */
+	ASSERT_EQ(0, bts_req(PTRACE_BTS_CLEAR, pid, NULL, 0));
+	ASSERT_EQ(0, bts_size(pid));
+	ASSERT_ERRNO(EINVAL, bts_req(PTRACE_BTS_GET, pid, &r[0], 0));
+	ASSERT_EQ(0, bts_status(pid, &snap.st));
+	EXPECT_EQ(NREC(32), snap.st.size);
+	finish(pid);
+}
+
+/*
+ * PTRACE_BTS_CONFIG ESRCH: "PTRACE_BTS_O_TRACE or PTRACE_BTS_O_SCHED was
+ * asked for a tracee stopped at PTRACE_EVENT_EXIT ... At that stop the
+ * records can still be read, the recording goes on as it is, and recording
+ * can be stopped and the buffer freed"; "A stop is a departure".
+ */
+TEST(exit_stop)
+{
+	int sig = SIGRTMIN + 6, status, bts = bts_trace_errno();
+	static struct snapshot snap;
+	struct ptrace_bts_config st;
+	struct bts_struct d[64];
+	pid_t pid;
+	long i;
+
+	if (!bts_available())
+		SKIP(return, NO_BTS);
+	pid = start_tracee(body_naps_exit, 2, 0, true);
+	ASSERT_LT(0, pid);
+	ASSERT_EQ(0, bts_req(PTRACE_SETOPTIONS, pid, NULL, PTRACE_O_TRACEEXIT));
+	ASSERT_EQ(0, bts_config(pid, NREC(64), A | S | G, sig));
+	status = resume(pid, 0);
+	ASSERT_STOPSIG(SIGTRAP, status);
+	ASSERT_EQ(PTRACE_EVENT_EXIT, status >> 16);
+
+	ASSERT_EQ(0, take_snapshot(pid, &snap));
+	ASSERT_LT(0, snap.n);
+	EXPECT_EQ((__u32)BTS_TASK_DEPARTS, snap.r[0].qualifier) TH_LOG("a stop is a departure");
+
+	/* Asked for, even as it is, O_SCHED and O_TRACE fail. */
+	ASSERT_ERRNO(ESRCH, bts_config(pid, 0, S | G, sig));
+	ASSERT_ERRNO(ESRCH, bts_config(pid, NREC(64), S | G, sig));
+	ASSERT_ERRNO(ESRCH, bts_config(pid, 0, S, 0));
+	ASSERT_ERRNO(ESRCH, bts_config(pid, NREC(8), A | S, 0));
+	if (!bts) {
+		ASSERT_ERRNO(ESRCH, bts_config(pid, 0, T | S | G, sig));
+		ASSERT_ERRNO(ESRCH, bts_config(pid, 0, T, 0));
+	}
+	ASSERT_TRUE(same_snapshot(pid, &snap));
+
+	/* The records can be read; recording stopped; the buffer freed. */
+	ASSERT_EQ(snap.n, bts_drain(pid, d, 64));
+	for (i = 0; i < snap.n; i++)
+		ASSERT_EQ(0, memcmp(&d[i], &snap.r[snap.n - 1 - i], REC));
+	ASSERT_SCHED(d, snap.n, pid);
+	ASSERT_EQ(0, bts_config(pid, 0, G, sig));
+	ASSERT_EQ(0, bts_status(pid, &st));
+	EXPECT_EQ((__u32)G, st.flags);
+	ASSERT_EQ(0, bts_config(pid, 0, 0, 0));
+	ASSERT_EQ(0, bts_config(pid, 0, A, 0));
+	ASSERT_EQ(0, bts_status(pid, &st));
+	EXPECT_EQ(0U, st.size);
+	EXPECT_EQ(0U, st.flags);
+
+	ASSERT_EQ(0, bts_req(PTRACE_CONT, pid, NULL, 0));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(0, WEXITSTATUS(status));
+}
+
+/*
+ * ESRCH at the exit stop: "The kernel knows the stop by its siginfo: a
+ * tracer that rewrote it with PTRACE_SETSIGINFO may find PTRACE_EVENT_EXIT
+ * taken for another stop, or another stop for it, and gets (or escapes)
+ * this ESRCH accordingly; the tracee exits all the same."
+ */
+TEST(exit_stop_by_siginfo)
+{
+	siginfo_t si, si0;
+	int status;
+	pid_t pid;
+
+	if (!bts_available())
+		SKIP(return, NO_BTS);
+
+	/* A SIGSTOP stop dressed as the exit stop. */
+	pid = start_tracee(body_stops, 2, 0, true);
+	ASSERT_LT(0, pid);
+	ASSERT_EQ(0, bts_req(PTRACE_GETSIGINFO, pid, NULL, (unsigned long)&si0));
+	si = si0;
+	si.si_signo = SIGTRAP;
+	si.si_code = SIGTRAP | (PTRACE_EVENT_EXIT << 8);
+	ASSERT_EQ(0, bts_req(PTRACE_SETSIGINFO, pid, NULL, (unsigned long)&si));
+	ASSERT_ERRNO(ESRCH, bts_config(pid, NREC(8), A | S, 0));
+	ASSERT_EQ(0, bts_size(pid));
+	ASSERT_EQ(0, bts_req(PTRACE_SETSIGINFO, pid, NULL, (unsigned long)&si0));
+	ASSERT_EQ(0, bts_config(pid, NREC(8), A | S, 0));
+	ASSERT_STOPSIG(SIGSTOP, resume(pid, 0));
+	ASSERT_LT(0, bts_size(pid));
+	finish(pid);
+
+	/* The exit stop dressed as another: configured, it exits all the same. */
+	pid = start_tracee(body_naps_exit, 2, 0, true);
+	ASSERT_LT(0, pid);
+	ASSERT_EQ(0, bts_req(PTRACE_SETOPTIONS, pid, NULL, PTRACE_O_TRACEEXIT));
+	status = resume(pid, 0);
+	ASSERT_STOPSIG(SIGTRAP, status);
+	ASSERT_EQ(PTRACE_EVENT_EXIT, status >> 16);
+	ASSERT_ERRNO(ESRCH, bts_config(pid, NREC(8), A | S, 0));
+	ASSERT_EQ(0, bts_req(PTRACE_GETSIGINFO, pid, NULL, (unsigned long)&si));
+	si.si_code = SI_USER;
+	ASSERT_EQ(0, bts_req(PTRACE_SETSIGINFO, pid, NULL, (unsigned long)&si));
+	ASSERT_EQ(0, bts_config(pid, NREC(8), A | S | G, SIGUSR1));
+	ASSERT_EQ(0, bts_req(PTRACE_CONT, pid, NULL, 0));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status)) TH_LOG("status %#x", status);
+	ASSERT_EQ(0, WEXITSTATUS(status));
+}
+
+/*
+ * The charge against RLIMIT_MEMLOCK is "charged to the tracer's user,
+ * whichever of the user's processes holds it"; it "is given back when the
+ * buffer is freed ..., when the tracer detaches, when the tracee exits,
+ * and soon after the tracer exits without detaching (before any later
+ * PTRACE_BTS_CONFIG goes on)".  128 records take at least 3 KiB and at
+ * most a page: two do not fit in a page.
+ */
+TEST(memlock_charge_lifetime)
+{
+	struct rlimit rl = { .rlim_cur = 4096, .rlim_max = 4096 };
+	int up[2], down[2], status;
+	pid_t a, b, c, tracer;
+	char ok = 0;
+
+	if (geteuid())
+		SKIP(return, "needs root to become an unprivileged user");
+	if (!bts_available())
+		SKIP(return, NO_BTS);
+	ASSERT_EQ(0, prctl(PR_SET_CHILD_SUBREAPER, 1));
+	ASSERT_EQ(0, setrlimit(RLIMIT_MEMLOCK, &rl));
+	ASSERT_EQ(0, setgid(TEST_UID));
+	ASSERT_EQ(0, setuid(TEST_UID));
+	ASSERT_EQ(0, prctl(PR_SET_DUMPABLE, 1));
+	a = start_tracee(body_pause, 0, 0, true);
+	b = start_tracee(body_pause, 0, 0, true);
+	ASSERT_LT(0, a);
+	ASSERT_LT(0, b);
+
+	ASSERT_EQ(0, bts_config(a, NREC(128), A | S, 0));
+	ASSERT_ERRNO(ENOMEM, bts_config(b, NREC(128), A | S, 0));
+	ASSERT_EQ(0, bts_config(a, 0, A, 0));				/* freed */
+	ASSERT_EQ(0, bts_config(b, NREC(128), A | S, 0));
+	ASSERT_ERRNO(ENOMEM, bts_config(a, NREC(128), A | S, 0));
+	ASSERT_EQ(0, bts_req(PTRACE_DETACH, b, NULL, 0));		/* detached */
+	ASSERT_EQ(0, bts_config(a, NREC(128), A | S, 0));
+	kill(b, SIGKILL);
+	waitpid(b, NULL, 0);
+
+	b = start_tracee(body_pause, 0, 0, true);
+	ASSERT_LT(0, b);
+	ASSERT_ERRNO(ENOMEM, bts_config(b, NREC(128), A | S, 0));
+	finish(a);							/* exited */
+	ASSERT_EQ(0, bts_config(b, NREC(128), A | S, 0));
+	ASSERT_EQ(0, bts_config(b, 0, A, 0));
+
+	/* Another process of the user holds it, then exits without detaching. */
+	ASSERT_EQ(0, pipe(up));
+	ASSERT_EQ(0, pipe(down));
+	tracer = fork();
+	ASSERT_LE(0, tracer);
+	if (!tracer) {
+		/* Let a failing test end it: EOF on @down, or its death. */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		close(up[0]);
+		close(down[1]);
+		c = start_tracee(body_pause, 0, 0, false);
+		ok = c > 0 && !bts_config(c, NREC(128), A | S, 0);
+		if (write(up[1], &c, sizeof(c)) != sizeof(c) ||
+		    write(up[1], &ok, 1) != 1 || read(down[0], &ok, 1) != 1)
+			_exit(2);
+		_exit(0);
+	}
+	close(down[0]);
+	ASSERT_EQ((ssize_t)sizeof(c), read(up[0], &c, sizeof(c)));
+	ASSERT_EQ(1, read(up[0], &ok, 1));
+	ASSERT_TRUE(ok) TH_LOG("the other tracer could not configure");
+	ASSERT_ERRNO(ENOMEM, bts_config(b, NREC(128), A | S, 0));
+	ASSERT_EQ(1, write(down[1], &ok, 1));
+	ASSERT_EQ(tracer, waitpid(tracer, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(0, WEXITSTATUS(status));
+	EXPECT_EQ(0, bts_config(b, NREC(128), A | S, 0)) TH_LOG("errno %d", errno);
+	kill(c, SIGKILL);
+	waitpid(c, NULL, 0);
+	finish(b);
+}
+
+/*
+ * "CAP_IPC_LOCK locks without a limit"; a size of PTRACE_BTS_SIZE_MAX is
+ * "at most PTRACE_BTS_SIZE_MAX"; any "valid signal other than SIGKILL and
+ * SIGSTOP" (SIGRTMAX, SIGCONT); "flags 0" needs no buffer.
+ */
+TEST(config_limits)
+{
+	struct rlimit rl = { .rlim_cur = 0, .rlim_max = RLIM_INFINITY };
+	struct ptrace_bts_config st;
+	pid_t pid;
+
+	if (geteuid())
+		SKIP(return, "needs root for CAP_IPC_LOCK");
+	if (!bts_available())
+		SKIP(return, NO_BTS);
+	ASSERT_EQ(0, setrlimit(RLIMIT_MEMLOCK, &rl));
+	pid = start_tracee(body_stops, 2, 0, true);
+	ASSERT_LT(0, pid);
+
+	ASSERT_EQ(0, bts_config(pid, 0, 0, 0));
+	ASSERT_EQ(0, bts_status(pid, &st));
+	EXPECT_EQ(0U, st.size);
+	EXPECT_EQ(0U, st.flags);
+
+	ASSERT_EQ(0, bts_config(pid, PTRACE_BTS_SIZE_MAX, A | S, 0)) TH_LOG("errno %d", errno);
+	ASSERT_EQ(0, bts_status(pid, &st));
+	EXPECT_EQ(PTRACE_BTS_SIZE_MAX, st.size);
+	ASSERT_STOPSIG(SIGSTOP, resume(pid, 0));
+	ASSERT_LT(0, bts_size(pid));
+	ASSERT_EQ(0, bts_config(pid, PTRACE_BTS_SIZE_MAX, S | G, SIGRTMAX));
+	ASSERT_EQ(0, bts_status(pid, &st));
+	EXPECT_EQ((__u32)SIGRTMAX, st.signal);
+	ASSERT_EQ(0, bts_config(pid, 0, S | G, SIGCONT));
+	ASSERT_EQ(0, bts_config(pid, 0, S | G, 1));
+	ASSERT_EQ(0, bts_config(pid, NREC(1), A | S, 0));
+	ASSERT_EQ(0, bts_status(pid, &st));
+	EXPECT_EQ(NREC(1), st.size);
+	ASSERT_EQ(0, bts_size(pid));
+	ASSERT_STOPSIG(SIGSTOP, resume(pid, 0));
+	ASSERT_EQ(1, bts_size(pid));
+	finish(pid);
+}
+
+static void setup_no_sigpending(void)
+{
+	struct rlimit rl = { 0, 0 };
+
+	if (setrlimit(RLIMIT_SIGPENDING, &rl) || setgid(TEST_UID + 1) ||
+	    setuid(TEST_UID + 1))
+		_exit(92);
+}
+
+/*
+ * "The kernel sets that instance aside when PTRACE_BTS_O_SIGNAL is first
+ * configured, so it never lacks the memory to send it, and it counts among
+ * the tracee's user's pending signals (without being refused for
+ * RLIMIT_SIGPENDING) while the trace exists": a real-time overflow signal
+ * reaches a tracee whose user may queue none, /proc's SigQ counts it once,
+ * and it no longer counts once the tracer detached.
+ */
+TEST(sigpending_reserved)
+{
+	int sig = SIGRTMIN + 5, i, status = 0;
+	struct bts_struct d[8];
+	siginfo_t si;
+	pid_t pid;
+
+	if (geteuid())
+		SKIP(return, "needs root to run the tracee as another user");
+	if (!bts_available())
+		SKIP(return, NO_BTS);
+	tracee_setup = setup_no_sigpending;
+	pid = start_tracee(body_stops, NAPS, 0, true);
+	tracee_setup = NULL;
+	ASSERT_LT(0, pid);
+	ASSERT_EQ(0, proc_status(pid, "SigQ:", false));
+
+	ASSERT_EQ(0, bts_config(pid, NREC(8), A | S | G, sig));
+	ASSERT_EQ(1, proc_status(pid, "SigQ:", false));
+	ASSERT_EQ(0, bts_config(pid, NREC(8), A | S | G, sig));
+	ASSERT_EQ(1, proc_status(pid, "SigQ:", false));
+
+	ASSERT_STOPSIG(sig, resume(pid, 0));
+	ASSERT_EQ(0, bts_req(PTRACE_GETSIGINFO, pid, NULL, (unsigned long)&si));
+	EXPECT_EQ(SI_KERNEL, si.si_code);
+	ASSERT_EQ(8, bts_drain(pid, d, 8));
+	for (i = 0; i < 4; i++) {
+		status = resume(pid, 0);
+		if (!WIFSTOPPED(status) || WSTOPSIG(status) != SIGSTOP)
+			break;
+	}
+	ASSERT_STOPSIG(sig, status);
+	ASSERT_EQ(1, proc_status(pid, "SigQ:", false));
+
+	ASSERT_EQ(0, bts_req(PTRACE_DETACH, pid, NULL, 0));
+	ASSERT_EQ(0, proc_status(pid, "SigQ:", false));
+	finish(pid);
+}
+
+/* The tracer inside the namespace: 0, or the step that failed. */
+static int trace_in_namespace(void)
+{
+	struct bts_struct d[64];
+	int status;
+	pid_t pid;
+	long n;
+
+	pid = start_tracee(body_stops, 2, 0, true);
+	if (pid < 0)
+		return 2;
+	if (bts_config(pid, NREC(64), A | S, 0))
+		return 3;
+	status = resume(pid, 0);
+	if (!WIFSTOPPED(status) || WSTOPSIG(status) != SIGSTOP)
+		return 4;
+	n = bts_drain(pid, d, 64);
+	if (n <= 0)
+		return 5;
+	if (check_sched(d, n, pid))
+		return 6;
+	finish(pid);
+	return 0;
+}
+
+/*
+ * "pid is the tracee's thread id in the tracer's pid namespace": a tracer
+ * outside the tracee's namespace sees its pid there, a tracer inside it
+ * the pid inside.
+ */
+TEST(pid_namespace)
+{
+	struct bts_struct d[64];
+	int go[2], status;
+	pid_t init, pid;
+	char c = 0;
+	long n;
+
+	if (geteuid())
+		SKIP(return, "needs root for a pid namespace");
+	if (!bts_available())
+		SKIP(return, NO_BTS);
+	if (unshare(CLONE_NEWPID))
+		SKIP(return, "no pid namespaces (CONFIG_PID_NS): %s", strerror(errno));
+	ASSERT_EQ(0, pipe(go));
+	init = fork();
+	ASSERT_LE(0, init);
+	if (!init) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (read(go[0], &c, 1) != 1)
+			_exit(7);
+		_exit(trace_in_namespace());
+	}
+
+	pid = start_tracee(body_stops, 2, 0, true);
+	ASSERT_LT(0, pid);
+	ASSERT_EQ(2, proc_status(pid, "NSpid:", true));
+	ASSERT_EQ(0, bts_config(pid, NREC(64), A | S, 0));
+	ASSERT_STOPSIG(SIGSTOP, resume(pid, 0));
+	n = bts_drain(pid, d, 64);
+	ASSERT_LT(0, n);
+	ASSERT_SCHED(d, n, pid);
+	finish(pid);
+
+	ASSERT_EQ(1, write(go[1], &c, 1));
+	ASSERT_EQ(init, waitpid(init, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(0, WEXITSTATUS(status)) TH_LOG("inside, step %d failed", WEXITSTATUS(status));
+}
+
+static char other_path[256];
+
+static void body_exec_other(long arg)
+{
+	static const char * const envp[] = { TRACEE_ENV "=1", NULL };
+
+	(void)arg;
+	execle(other_path, "ptrace_bts_doc", (char *)NULL, envp);
+	_exit(91);
+}
+
+/*
+ * "The structures have fixed-size fields and one layout for 64-bit, x32
+ * and ia32 tracers; a 32-bit tracer passes the same arguments": a tracer
+ * of one width traces the test program of the other width through exec
+ * ("exec keeps the configuration") to its exit stop; with BTS, the
+ * branches of a 64-bit tracee above 4 GiB reach a 32-bit tracer whole.
+ */
+TEST(other_width_tracee)
+{
+	long n, i, execs = 0, high = 0, branches = 0, to_kernel = 0;
+	int bts, status, bits = sizeof(long) == 8 ? 32 : 64;
+	struct ptrace_bts_config st;
+	__u32 flags = A | S;
+	ssize_t len;
+	pid_t pid;
+
+	if (!bts_available())
+		SKIP(return, NO_BTS);
+	len = readlink("/proc/self/exe", other_path, sizeof(other_path) - 1);
+	ASSERT_LT(3, len);
+	other_path[len] = 0;
+	if (strcmp(other_path + len - 3, sizeof(long) == 8 ? "_64" : "_32"))
+		SKIP(return, "not named ..._32 or ..._64: %s", other_path);
+	memcpy(other_path + len - 2, bits == 64 ? "64" : "32", 2);
+	if (access(other_path, X_OK))
+		SKIP(return, "no %s", other_path);
+	bts = bts_trace_errno();
+	if (!bts)
+		flags |= T;
+
+	pid = start_tracee(body_exec_other, 0, 0, true);
+	ASSERT_LT(0, pid);
+	ASSERT_EQ(0, bts_req(PTRACE_SETOPTIONS, pid, NULL,
+			     PTRACE_O_TRACEEXEC | PTRACE_O_TRACEEXIT));
+	ASSERT_EQ(0, bts_config(pid, NREC(BIG_RECS), flags, 0));
+	status = resume(pid, 0);
+	ASSERT_STOPSIG(SIGTRAP, status);
+	ASSERT_EQ(PTRACE_EVENT_EXEC, status >> 16);
+	ASSERT_EQ(0, bts_status(pid, &st));
+	EXPECT_EQ(NREC(BIG_RECS), st.size);
+	EXPECT_EQ(flags & ~A, st.flags);
+	EXPECT_EQ(REC, st.bts_size);
+	n = bts_drain(pid, big, BIG_RECS);
+	ASSERT_LT(0, n);
+	for (i = 0; i < n; i++)
+		execs += big[i].qualifier == BTS_TASK_EXEC;
+	ASSERT_EQ(1, execs);
+
+	status = resume(pid, 0);
+	ASSERT_STOPSIG(SIGTRAP, status);
+	ASSERT_EQ(PTRACE_EVENT_EXIT, status >> 16);
+	n = bts_drain(pid, big, BIG_RECS);
+	ASSERT_LT(0, n);
+	for (i = 0; i < n; i++) {
+		if (big[i].qualifier != BTS_BRANCH) {
+			ASSERT_SCHED(&big[i], 1, pid);
+			continue;
+		}
+		ASSERT_TRUE(user_branch(&big[i], bits))
+			TH_LOG("record %ld: %#llx -> %#llx", i,
+			       (unsigned long long)big[i].from,
+			       (unsigned long long)big[i].to);
+		branches++;
+		to_kernel += !big[i].to;
+		high += big[i].from == HIGH_CODE || big[i].to == HIGH_CODE;
+	}
+	if (flags & T) {
+		ASSERT_LT(0, branches);
+		ASSERT_LT(0, to_kernel);
+		if (bits == 64)
+			ASSERT_EQ(2, high) TH_LOG("the call and return at %#llx", HIGH_CODE);
+	} else {
+		ASSERT_EQ(0, branches);
+	}
+	ASSERT_EQ(0, bts_req(PTRACE_CONT, pid, NULL, 0));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(0, WEXITSTATUS(status));
+	if (flags & T)
+		return;
+	SKIP(return, "switches only: the cpu has no BTS (errno %d)", bts);
+}
+
+/*
+ * With both PTRACE_BTS_O_TRACE and PTRACE_BTS_O_SCHED: "A stop is a
+ * departure; the first record after a tracee is resumed is its arrival";
+ * the branches fall between an arrival and the next departure; "Fields a
+ * record does not use are 0"; clock "monotonic on a cpu" (a run between an
+ * arrival and a departure is on one cpu).
+ */
+TEST(switches_bracket_branches)
+{
+	const char *why;
+	long n, i, branches = 0, runs = 0;
+	struct ptrace_bts_config st;
+	__u64 arrived = 0;
+	bool in = false;
+	pid_t pid;
+
+	if (!bts_available())
+		SKIP(return, NO_BTS);
+	why = no_bts_trace();
+	if (why)
+		SKIP(return, "%s", why);
+	pid = start_tracee(body_stops, 2, 0, true);
+	ASSERT_LT(0, pid);
+	ASSERT_EQ(0, bts_config(pid, NREC(BIG_RECS), A | T | S, 0));
+	ASSERT_EQ(0, bts_status(pid, &st));
+	EXPECT_EQ((__u32)(T | S), st.flags);
+	ASSERT_STOPSIG(SIGSTOP, resume(pid, 0));
+	n = bts_drain(pid, big, BIG_RECS);
+	ASSERT_LT(1, n);
+	ASSERT_GT(BIG_RECS, n) TH_LOG("the buffer wrapped");
+	EXPECT_EQ((__u32)BTS_TASK_ARRIVES, big[0].qualifier);
+	EXPECT_EQ((__u32)BTS_TASK_DEPARTS, big[n - 1].qualifier);
+	for (i = 0; i < n; i++) {
+		switch (big[i].qualifier) {
+		case BTS_BRANCH:
+			ASSERT_TRUE(in) TH_LOG("record %ld: a branch while switched out", i);
+			ASSERT_TRUE(user_branch(&big[i], sizeof(long) * 8));
+			branches++;
+			break;
+		case BTS_TASK_ARRIVES:
+			ASSERT_FALSE(in) TH_LOG("record %ld: arrives twice", i);
+			ASSERT_SCHED(&big[i], 1, pid);
+			arrived = big[i].clock;
+			in = true;
+			runs++;
+			break;
+		case BTS_TASK_DEPARTS:
+			ASSERT_TRUE(in) TH_LOG("record %ld: departs twice", i);
+			ASSERT_SCHED(&big[i], 1, pid);
+			ASSERT_LE(arrived, big[i].clock);
+			in = false;
+			break;
+		default:
+			ASSERT_TRUE(0) TH_LOG("record %ld: qualifier %u", i, big[i].qualifier);
+		}
+	}
+	ASSERT_LT(0, branches);
+	ASSERT_LT(0, runs);
+	finish(pid);
+}
+
+static int perf_bts_open(pid_t pid, int cpu)
+{
+	struct perf_event_attr pe;
+
+	memset(&pe, 0, sizeof(pe));
+	pe.type = PERF_TYPE_HARDWARE;
+	pe.size = sizeof(pe);
+	pe.config = PERF_COUNT_HW_BRANCH_INSTRUCTIONS;
+	pe.sample_period = 1;
+	pe.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_ADDR;
+	pe.exclude_kernel = 1;
+	pe.exclude_hv = 1;
+	return syscall(SYS_perf_event_open, &pe, pid, cpu, -1, 0);
+}
+
+/* CONFIG with retries for a perf event whose release may lag its close. */
+static long bts_config_retry(pid_t pid, __u32 size, __u32 flags)
+{
+	long ret;
+	int i;
+
+	for (i = 0; i < 200; i++) {
+		ret = bts_config(pid, size, flags, 0);
+		if (!ret || errno != EBUSY)
+			break;
+		usleep(10000);
+	}
+	return ret;
+}
+
+/*
+ * EBUSY: "perf, or another user of the Debug Store arbiter, uses BTS or
+ * traces the tracee" (perf's BTS event on the tracee, and on a cpu), and
+ * nothing changed; "perf's users of BTS and these requests exclude each
+ * other".
+ */
+TEST(ebusy_with_perf)
+{
+	const char *why;
+	static struct snapshot snap;
+	int fd, err;
+	pid_t pid;
+
+	if (!bts_available())
+		SKIP(return, NO_BTS);
+	why = no_bts_trace();
+	if (why)
+		SKIP(return, "%s", why);
+	pid = start_tracee(body_stops, 2, 0, true);
+	ASSERT_LT(0, pid);
+	ASSERT_EQ(0, bts_config(pid, NREC(64), A | S, 0));
+	ASSERT_STOPSIG(SIGSTOP, resume(pid, 0));
+	ASSERT_EQ(0, take_snapshot(pid, &snap));
+
+	fd = perf_bts_open(pid, -1);
+	if (fd < 0) {
+		err = errno;
+		finish(pid);
+		SKIP(return, "perf has no BTS event here: %s", strerror(err));
+	}
+	ASSERT_ERRNO(EBUSY, bts_config(pid, 0, T | S, 0));
+	ASSERT_ERRNO(EBUSY, bts_config(pid, NREC(64), A | T | S, 0));
+	ASSERT_TRUE(same_snapshot(pid, &snap));
+	close(fd);
+	ASSERT_EQ(0, bts_config_retry(pid, 0, T | S)) TH_LOG("errno %d", errno);
+
+	/* And the other way round. */
+	errno = 0;
+	fd = perf_bts_open(pid, -1);
+	EXPECT_GT(0, fd) TH_LOG("perf got BTS on a traced tracee");
+	if (fd >= 0)
+		close(fd);
+	ASSERT_EQ(0, bts_config(pid, 0, S, 0));
+
+	/* perf's BTS on a cpu. */
+	fd = perf_bts_open(-1, 0);
+	ASSERT_LE(0, fd) TH_LOG("a cpu's BTS event: %s", strerror(errno));
+	ASSERT_EQ(0, take_snapshot(pid, &snap));
+	ASSERT_ERRNO(EBUSY, bts_config(pid, 0, T | S, 0));
+	ASSERT_TRUE(same_snapshot(pid, &snap));
+	close(fd);
+	ASSERT_EQ(0, bts_config_retry(pid, 0, T | S));
+	finish(pid);
+}
+
+#define PARANOID "/proc/sys/kernel/perf_event_paranoid"
+
+static int paranoid(int set)
+{
+	char buf[16];
+	int fd, n;
+
+	fd = open(PARANOID, set == INT_MIN ? O_RDONLY : O_WRONLY);
+	if (fd < 0)
+		return INT_MIN;
+	if (set != INT_MIN) {
+		n = snprintf(buf, sizeof(buf), "%d\n", set);
+		n = write(fd, buf, n) == n ? set : INT_MIN;
+	} else {
+		n = read(fd, buf, sizeof(buf) - 1);
+		buf[n > 0 ? n : 0] = 0;
+		n = n > 0 ? atoi(buf) : INT_MIN;
+	}
+	close(fd);
+	return n;
+}
+
+/*
+ * An unprivileged tracer: 0, or the step that failed.  With @refused,
+ * O_TRACE must fail with EACCES, changing nothing; else its branches must
+ * show no kernel address.
+ */
+static int unprivileged_trace(bool refused)
+{
+	struct rlimit rl = { .rlim_cur = 4 << 20, .rlim_max = 4 << 20 };
+	static struct snapshot snap;
+	long n, i, to_kernel = 0;
+	pid_t pid;
+
+	if (setrlimit(RLIMIT_MEMLOCK, &rl) || setgid(TEST_UID) || setuid(TEST_UID))
+		return 2;
+	prctl(PR_SET_DUMPABLE, 1);
+	pid = start_tracee(body_stops, 2, 0, true);
+	if (pid < 0)
+		return 3;
+	/* "Whoever may attach ... may configure a buffer, switch records ..." */
+	if (bts_config(pid, NREC(BIG_RECS / 2), A | S | G, SIGUSR1))
+		return 4;
+	if (refused) {
+		if (take_snapshot(pid, &snap))
+			return 5;
+		if (!bts_config(pid, 0, T | S | G, SIGUSR1) || errno != EACCES)
+			return 6;
+		if (!bts_config(pid, NREC(8), A | T, 0) || errno != EACCES)
+			return 7;
+		if (!same_snapshot(pid, &snap))
+			return 8;
+		return 0;
+	}
+	if (bts_config(pid, NREC(BIG_RECS / 2), A | T, 0))
+		return 9;
+	if (resume(pid, 0) != 0x137f)
+		return 10;
+	n = bts_drain(pid, big, BIG_RECS);
+	if (n <= 0)
+		return 11;
+	for (i = 0; i < n; i++) {
+		if (!user_branch(&big[i], sizeof(long) * 8))
+			return 12;
+		to_kernel += !big[i].to;
+	}
+	return to_kernel ? 0 : 13;
+}
+
+static int run_unprivileged(bool refused)
+{
+	int status;
+	pid_t pid;
+
+	pid = fork();
+	if (pid < 0)
+		return 1;
+	if (!pid)
+		_exit(unprivileged_trace(refused));
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return 1;
+	return WEXITSTATUS(status);
+}
+
+/*
+ * Privilege: O_TRACE "is allowed where perf_event_open() would let the
+ * tracer open a user-mode branch event on the tracee ...: not with a
+ * perf_event_paranoid above 2 ... without CAP_SYS_ADMIN" (EACCES, nothing
+ * changed); the other requests are allowed to whoever may attach; and
+ * "kernel addresses are removed before records are copied out, so a
+ * tracer learns nothing of the kernel, whatever its privilege".
+ */
+TEST(eacces_paranoid)
+{
+	const char *why;
+	int old, at3, at2, root3;
+
+	if (geteuid())
+		SKIP(return, "needs root to set " PARANOID);
+	if (!bts_available())
+		SKIP(return, NO_BTS);
+	why = no_bts_trace();
+	if (why)
+		SKIP(return, "%s", why);
+	old = paranoid(INT_MIN);
+	if (old == INT_MIN || paranoid(3) != 3)
+		SKIP(return, "cannot set " PARANOID);
+	at3 = run_unprivileged(true);
+	root3 = bts_trace_errno();
+	paranoid(2);
+	at2 = run_unprivileged(false);
+	paranoid(old);
+	ASSERT_EQ(0, at3) TH_LOG("paranoid 3, unprivileged: step %d failed", at3);
+	ASSERT_EQ(0, root3) TH_LOG("paranoid 3, root: errno %d", root3);
+	ASSERT_EQ(0, at2) TH_LOG("paranoid 2, unprivileged: step %d failed", at2);
+}
+
+/* Count the branches and the switch records of @n records. */
+static void count_kinds(const struct bts_struct *r, long n, long *branches, long *switches)
+{
+	long i;
+
+	*branches = 0;
+	*switches = 0;
+	for (i = 0; i < n; i++) {
+		if (r[i].qualifier == BTS_BRANCH)
+			(*branches)++;
+		else
+			(*switches)++;
+	}
+}
+
+/*
+ * "The flags replace the previous ones": O_TRACE and O_SCHED on and off
+ * again, without a new buffer ("size must be 0 or the current size, and
+ * the buffer and its records stay").
+ */
+TEST(flags_replace_branches)
+{
+	static const __u32 steps[] = { T | S, S, T | S, T, 0, T | S };
+	long n, br, sw, kept;
+	const char *why;
+	unsigned int i;
+	pid_t pid;
+
+	if (!bts_available())
+		SKIP(return, NO_BTS);
+	why = no_bts_trace();
+	if (why)
+		SKIP(return, "%s", why);
+	pid = start_tracee(body_stops, 2, 0, true);
+	ASSERT_LT(0, pid);
+	ASSERT_EQ(0, bts_config(pid, NREC(BIG_RECS), A, 0));
+	for (i = 0; i < ARRAY_SIZE(steps); i++) {
+		kept = bts_size(pid);
+		ASSERT_EQ(0, bts_config(pid, i & 1 ? NREC(BIG_RECS) : 0, steps[i], 0));
+		ASSERT_EQ(kept, bts_size(pid)) TH_LOG("step %u", i);
+		ASSERT_STOPSIG(SIGSTOP, resume(pid, 0));
+		n = bts_drain(pid, big, BIG_RECS);
+		ASSERT_LE(0, n);
+		ASSERT_GT(BIG_RECS, n);
+		count_kinds(big, n, &br, &sw);
+		ASSERT_EQ(!!(steps[i] & T), !!br) TH_LOG("step %u: %ld branches", i, br);
+		ASSERT_EQ(!!(steps[i] & S), !!sw) TH_LOG("step %u: %ld switches", i, sw);
+	}
+	finish(pid);
+}
+
+/* 20000 branches at its start, none elsewhere; never inlined. */
+static __attribute__((noipa)) void marker_loop(void)
+{
+	int i;
+
+	for (i = 0; i < 20000; i++)
+		asm volatile("" : : : "memory");
+}
+
+static void *marker_thread(void *arg)
+{
+	marker_loop();
+	return arg;
+}
+
+enum kin { KIN_SELF, KIN_FORK, KIN_THREAD };
+
+/* The tracee's body: @arg says who runs the marker loop. */
+static void body_kin(long arg)
+{
+	pthread_t th;
+	pid_t child;
+
+	switch (arg) {
+	case KIN_SELF:
+		marker_loop();
+		break;
+	case KIN_FORK:
+		child = fork();
+		if (!child) {
+			marker_loop();
+			_exit(0);
+		}
+		waitpid(child, NULL, 0);
+		break;
+	case KIN_THREAD:
+		if (!pthread_create(&th, NULL, marker_thread, NULL))
+			pthread_join(th, NULL);
+		break;
+	}
+	raise(SIGSTOP);
+	body_pause(0);
+}
+
+static void body_marks(long arg)
+{
+	(void)arg;
+	for (;;) {
+		marker_loop();
+		raise(SIGSTOP);
+	}
+}
+
+FIXTURE(kin) {};
+FIXTURE_SETUP(kin) {}
+FIXTURE_TEARDOWN(kin) {}
+FIXTURE_VARIANT(kin) {
+	enum kin who;
+};
+
+FIXTURE_VARIANT_ADD(kin, self) { .who = KIN_SELF };
+FIXTURE_VARIANT_ADD(kin, fork) { .who = KIN_FORK };
+FIXTURE_VARIANT_ADD(kin, thread) { .who = KIN_THREAD };
+
+/*
+ * "A child of the tracee starts with nothing, whether or not it is
+ * traced": the branches of a loop run by an untraced child process or
+ * thread of the tracee are not in the tracee's buffer (and are, when the
+ * tracee runs it itself); "pid is the tracee's thread id".
+ */
+TEST_F(kin, not_recorded)
+{
+	__u64 loop = (unsigned long)marker_loop;
+	long n, i, marks = 0, branches = 0;
+	const char *why;
+	pid_t pid;
+
+	if (!bts_available())
+		SKIP(return, NO_BTS);
+	why = no_bts_trace();
+	if (why)
+		SKIP(return, "%s", why);
+	pid = start_tracee(body_kin, variant->who, 0, true);
+	ASSERT_LT(0, pid);
+	ASSERT_EQ(0, bts_config(pid, NREC(BIG_RECS), A | T | S, 0));
+	ASSERT_STOPSIG(SIGSTOP, resume_past_sigchld(pid));
+	n = bts_drain(pid, big, BIG_RECS);
+	ASSERT_LT(0, n);
+	ASSERT_GT(BIG_RECS, n);
+	for (i = 0; i < n; i++) {
+		if (big[i].qualifier != BTS_BRANCH) {
+			ASSERT_SCHED(&big[i], 1, pid);
+			continue;
+		}
+		branches++;
+		marks += big[i].from >= loop && big[i].from < loop + 64;
+	}
+	ASSERT_LT(0, branches);
+	ASSERT_EQ(variant->who == KIN_SELF, marks >= 19999) TH_LOG("%ld in the loop", marks);
+	if (variant->who != KIN_SELF)
+		ASSERT_EQ(0, marks);
+	finish(pid);
+}
+
+/*
+ * With PTRACE_BTS_O_TRACE, the linear buffer: "when it is full the tracee
+ * gets the configured signal and further records are dropped until the
+ * buffer is emptied"; the oldest record is the arrival after resuming.
+ * The tracee runs 20000 branches between its stops.
+ */
+TEST(linear_overflow_branches)
+{
+	int sig = SIGRTMIN + 7;
+	static struct snapshot snap;
+	struct bts_struct d[64];
+	const char *why;
+	siginfo_t si;
+	pid_t pid;
+
+	if (!bts_available())
+		SKIP(return, NO_BTS);
+	why = no_bts_trace();
+	if (why)
+		SKIP(return, "%s", why);
+	pid = start_tracee(body_marks, 0, 0, true);
+	ASSERT_LT(0, pid);
+	ASSERT_EQ(0, bts_config(pid, NREC(64), A | T | S | G, sig));
+	ASSERT_STOPSIG(sig, resume(pid, 0));
+	ASSERT_EQ(0, bts_req(PTRACE_GETSIGINFO, pid, NULL, (unsigned long)&si));
+	EXPECT_EQ(SI_KERNEL, si.si_code);
+	ASSERT_EQ(0, take_snapshot(pid, &snap));
+	ASSERT_EQ(64, snap.n);
+	EXPECT_EQ((__u32)BTS_TASK_ARRIVES, snap.r[63].qualifier);
+
+	/* Not emptied: nothing is recorded or sent. */
+	ASSERT_STOPSIG(SIGSTOP, resume(pid, 0));
+	ASSERT_TRUE(same_snapshot(pid, &snap));
+	ASSERT_STOPSIG(SIGSTOP, resume(pid, 0));
+	ASSERT_TRUE(same_snapshot(pid, &snap));
+
+	ASSERT_EQ(64, bts_drain(pid, d, 64));
+	ASSERT_STOPSIG(sig, resume(pid, 0));
+	ASSERT_EQ(64, bts_size(pid));
+	finish(pid);
+}
+
+/*
+ * With O_TRACE, a circular buffer that wrapped: DRAIN "Copies every
+ * record, oldest first", so each branch lands where the next one starts
+ * (to <= next from, in straight-line code); the newest is the system call
+ * that stopped the tracee, "to 0"; and a DRAIN that faults part way keeps
+ * the records.
+ */
+TEST(wrapped_branch_order)
+{
+	static struct snapshot snap;
+	struct bts_struct *d;
+	const char *why;
+	long i, n;
+	char *map;
+	pid_t pid;
+
+	if (!bts_available())
+		SKIP(return, NO_BTS);
+	why = no_bts_trace();
+	if (why)
+		SKIP(return, "%s", why);
+	pid = start_tracee(body_marks, 0, 0, true);
+	ASSERT_LT(0, pid);
+	ASSERT_EQ(0, bts_config(pid, NREC(MAX_RECS), A | T, 0));
+	ASSERT_STOPSIG(SIGSTOP, resume(pid, 0));
+	ASSERT_EQ(0, take_snapshot(pid, &snap));
+	ASSERT_EQ(MAX_RECS, snap.n) TH_LOG("the buffer did not wrap");
+
+	map = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_TRUE(map != MAP_FAILED);
+	ASSERT_EQ(0, mprotect(map + 4096, 4096, PROT_READ));
+	d = (struct bts_struct *)(map + 4096 - 4 * REC);
+	ASSERT_ERRNO(EFAULT, bts_drain(pid, d, MAX_RECS));
+	ASSERT_TRUE(same_snapshot(pid, &snap));
+	munmap(map, 8192);
+
+	n = bts_drain(pid, big, MAX_RECS);
+	ASSERT_EQ(MAX_RECS, n);
+	for (i = 0; i < n; i++)
+		ASSERT_EQ(0, memcmp(&big[i], &snap.r[n - 1 - i], REC));
+	for (i = 0; i + 1 < n; i++) {
+		ASSERT_TRUE(user_branch(&big[i], sizeof(long) * 8));
+		if (!big[i].to)
+			continue;
+		ASSERT_LE(big[i].to, big[i + 1].from)
+			TH_LOG("record %ld: %#llx -> %#llx, then from %#llx", i,
+			       (unsigned long long)big[i].from,
+			       (unsigned long long)big[i].to,
+			       (unsigned long long)big[i + 1].from);
+		ASSERT_GT(big[i].to + (1 << 20), big[i + 1].from);
+	}
+	EXPECT_EQ(0ULL, big[n - 1].to) TH_LOG("the newest is not the stop's system call");
+	finish(pid);
+}
+
+/*
+ * "a larger structure ... is accepted if the bytes beyond are 0": the
+ * last byte of a page-sized structure counts (E2BIG, nothing changed), and
+ * a structure that ends where its mapping ends is read and written whole.
+ */
+TEST(config_tail_edges)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	static struct snapshot snap;
+	struct ptrace_bts_config *c;
+	unsigned char *map;
+	pid_t pid;
+
+	if (!bts_available())
+		SKIP(return, NO_BTS);
+	pid = start_tracee(body_stops, 2, 0, true);
+	ASSERT_LT(0, pid);
+	map = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_TRUE(map != MAP_FAILED);
+	ASSERT_EQ(0, munmap(map + page, page));
+
+	c = (struct ptrace_bts_config *)map;
+	c->size = NREC(8);
+	c->flags = A | S;
+	ASSERT_EQ(0, take_snapshot(pid, &snap));
+	map[page - 1] = 1;
+	ASSERT_ERRNO(E2BIG, bts_req(PTRACE_BTS_CONFIG, pid, c, page));
+	ASSERT_TRUE(same_snapshot(pid, &snap));
+	map[page - 1] = 0;
+	ASSERT_EQ(0, bts_req(PTRACE_BTS_CONFIG, pid, c, page));
+	ASSERT_ERRNO(EFAULT, bts_req(PTRACE_BTS_CONFIG, pid, map + 8, page));
+	ASSERT_ERRNO(EFAULT, bts_req(PTRACE_BTS_STATUS, pid, map + 8, page));
+
+	c = (struct ptrace_bts_config *)(map + page - sizeof(*c));
+	c->size = NREC(16);
+	c->flags = A | S;
+	c->signal = 0;
+	c->bts_size = 0;
+	ASSERT_EQ(0, bts_req(PTRACE_BTS_CONFIG, pid, c, sizeof(*c)));
+	memset(map, 0xa5, page);
+	ASSERT_EQ(0, bts_req(PTRACE_BTS_STATUS, pid, c, sizeof(*c)));
+	EXPECT_EQ(NREC(16), c->size);
+	EXPECT_EQ((__u32)S, c->flags);
+	EXPECT_EQ(REC, c->bts_size);
+	ASSERT_EQ(0xa5, map[page - sizeof(*c) - 1]);
+	munmap(map, page);
+	finish(pid);
+}
+
+/* The tracer of release_at_once: trace @c's branches, then exit. */
+static int trace_and_exit(pid_t *c)
+{
+	*c = start_tracee(body_marks, 0, 0, false);
+	if (*c < 0)
+		return 2;
+	if (bts_config(*c, NREC(BIG_RECS), A | T | S, 0))
+		return 3;
+	if (resume(*c, 0) != 0x137f)
+		return 4;
+	return 0;
+}
+
+/*
+ * "Detaching (PTRACE_DETACH) and the tracee's exit free the buffer and
+ * stop recording at once": perf gets BTS for the tracee, and for a cpu,
+ * right after; a tracer that exits without detaching takes its
+ * configuration with it, and the next tracer records branches at once.
+ */
+TEST(release_at_once)
+{
+	int up[2], status, fd, tries;
+	pid_t pid, tracer, c;
+	const char *why;
+	long ret;
+
+	if (geteuid())
+		SKIP(return, "needs root for perf's cpu events");
+	if (!bts_available())
+		SKIP(return, NO_BTS);
+	why = no_bts_trace();
+	if (why)
+		SKIP(return, "%s", why);
+	pid = start_tracee(body_marks, 0, 0, true);
+	ASSERT_LT(0, pid);
+	fd = perf_bts_open(pid, -1);
+	if (fd < 0) {
+		finish(pid);
+		SKIP(return, "perf has no BTS event here");
+	}
+	close(fd);
+	ASSERT_EQ(0, bts_config_retry(pid, NREC(BIG_RECS), A | T | S));
+	ASSERT_STOPSIG(SIGSTOP, resume(pid, 0));
+	ASSERT_LT(0, bts_size(pid));
+	ASSERT_EQ(0, bts_req(PTRACE_DETACH, pid, NULL, 0));
+	fd = perf_bts_open(pid, -1);
+	ASSERT_LE(0, fd) TH_LOG("after PTRACE_DETACH: %s", strerror(errno));
+	close(fd);
+	finish(pid);
+
+	pid = start_tracee(body_marks, 0, 0, true);
+	ASSERT_LT(0, pid);
+	ASSERT_EQ(0, bts_config_retry(pid, NREC(BIG_RECS), A | T | S));
+	ASSERT_STOPSIG(SIGSTOP, resume(pid, 0));
+	finish(pid);
+	fd = perf_bts_open(-1, 0);
+	ASSERT_LE(0, fd) TH_LOG("after the tracee's exit: %s", strerror(errno));
+	close(fd);
+
+	ASSERT_EQ(0, prctl(PR_SET_CHILD_SUBREAPER, 1));
+	ASSERT_EQ(0, pipe(up));
+	tracer = fork();
+	ASSERT_LE(0, tracer);
+	if (!tracer) {
+		ret = trace_and_exit(&c);
+		if (write(up[1], &c, sizeof(c)) != sizeof(c))
+			_exit(5);
+		_exit(ret);
+	}
+	ASSERT_EQ((ssize_t)sizeof(c), read(up[0], &c, sizeof(c)));
+	ASSERT_EQ(tracer, waitpid(tracer, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(0, WEXITSTATUS(status)) TH_LOG("the first tracer failed at step %d",
+						 WEXITSTATUS(status));
+	ASSERT_EQ(0, bts_req(PTRACE_SEIZE, c, NULL, 0));
+	ASSERT_EQ(0, bts_req(PTRACE_INTERRUPT, c, NULL, 0));
+	ASSERT_EQ(c, waitpid(c, &status, __WALL));
+	for (tries = 0; tries < 200; tries++) {
+		ret = bts_config(c, NREC(BIG_RECS), A | T | S, 0);
+		if (!ret || errno != EBUSY)
+			break;
+		usleep(10000);
+	}
+	EXPECT_EQ(0, tries) TH_LOG("EBUSY %d times after the first tracer exited", tries);
+	ASSERT_EQ(0, ret) TH_LOG("errno %d", errno);
+	finish(c);
+}
+
+static void *trap_thread(void *arg)
+{
+	for (;;) {
+		marker_loop();
+		asm volatile("int3");
+	}
+	return arg;
+}
+
+static void body_trap_thread(long arg)
+{
+	pthread_t th;
+
+	(void)arg;
+	if (!pthread_create(&th, NULL, trap_thread, NULL))
+		pthread_join(th, NULL);
+	_exit(93);
+}
+
+/*
+ * A thread is a tracee of its own: "pid is the tracee's thread id", its
+ * branches are its own, and the thread it was cloned from "starts with
+ * nothing" of it.
+ */
+TEST(thread_tracee)
+{
+	__u64 loop = (unsigned long)marker_loop;
+	long n, i, marks = 0;
+	struct ptrace_bts_config st;
+	unsigned long msg;
+	const char *why;
+	pid_t pid, tid;
+	int status;
+
+	if (!bts_available())
+		SKIP(return, NO_BTS);
+	why = no_bts_trace();
+	if (why)
+		SKIP(return, "%s", why);
+	pid = start_tracee(body_trap_thread, 0, 0, true);
+	ASSERT_LT(0, pid);
+	ASSERT_EQ(0, bts_req(PTRACE_SETOPTIONS, pid, NULL, PTRACE_O_TRACECLONE));
+	status = resume(pid, 0);
+	ASSERT_STOPSIG(SIGTRAP, status);
+	ASSERT_EQ(PTRACE_EVENT_CLONE, status >> 16);
+	ASSERT_EQ(0, bts_req(PTRACE_GETEVENTMSG, pid, NULL, (unsigned long)&msg));
+	tid = msg;
+	ASSERT_EQ(tid, waitpid(tid, &status, __WALL));
+	ASSERT_EQ(0, bts_config(tid, NREC(BIG_RECS), A | T | S, 0));
+	ASSERT_EQ(0, bts_req(PTRACE_CONT, pid, NULL, 0));
+
+	ASSERT_STOPSIG(SIGTRAP, resume(tid, 0));
+	n = bts_drain(tid, big, BIG_RECS);
+	ASSERT_LT(0, n);
+	ASSERT_GT(BIG_RECS, n);
+	for (i = 0; i < n; i++) {
+		if (big[i].qualifier != BTS_BRANCH) {
+			ASSERT_SCHED(&big[i], 1, tid);
+			continue;
+		}
+		marks += big[i].from >= loop && big[i].from < loop + 64;
+	}
+	ASSERT_LE(19999, marks);
+
+	/* The leader, stopped, has nothing. */
+	ASSERT_EQ(0, syscall(SYS_tgkill, pid, pid, SIGSTOP));
+	ASSERT_EQ(pid, waitpid(pid, &status, __WALL));
+	ASSERT_EQ(0, bts_status(pid, &st));
+	EXPECT_EQ(0U, st.size);
+	ASSERT_EQ(0, bts_size(pid));
+	kill(pid, SIGKILL);
+	/* The traced thread first: the leader waits for it. */
+	waitpid(tid, NULL, __WALL);
+	waitpid(pid, NULL, __WALL);
+}
+
+#ifndef PTRACE_SINGLEBLOCK
+#define PTRACE_SINGLEBLOCK	33
+#endif
+
+FIXTURE(stepping) {};
+FIXTURE_SETUP(stepping) {}
+FIXTURE_TEARDOWN(stepping) {}
+FIXTURE_VARIANT(stepping) {
+	int request;
+};
+
+FIXTURE_VARIANT_ADD(stepping, singlestep) { .request = PTRACE_SINGLESTEP };
+FIXTURE_VARIANT_ADD(stepping, singleblock) { .request = PTRACE_SINGLEBLOCK };
+
+/*
+ * Not a promise of ptrace-bts.rst but of ptrace(2), which it must not
+ * break: stepping a tracee whose branches are recorded (O_TRACE) stops it
+ * after each step, keeps the recording on, and leaves no stepping behind
+ * once the tracee is continued.
+ */
+TEST_F(stepping, with_trace)
+{
+	__u64 loop = (unsigned long)marker_loop;
+	long n, i, marks = 0;
+	const char *why;
+	int k, status;
+	pid_t pid;
+
+	if (!bts_available())
+		SKIP(return, NO_BTS);
+	why = no_bts_trace();
+	if (why)
+		SKIP(return, "%s", why);
+	pid = start_tracee(body_marks, 0, 0, true);
+	ASSERT_LT(0, pid);
+	ASSERT_EQ(0, bts_config(pid, NREC(BIG_RECS), A | T | S, 0));
+	for (k = 0; k < 20; k++) {
+		ASSERT_EQ(0, bts_req(variant->request, pid, NULL, 0));
+		ASSERT_EQ(pid, waitpid(pid, &status, 0));
+		ASSERT_STOPSIG(SIGTRAP, status);
+	}
+	ASSERT_EQ(0, bts_req(PTRACE_BTS_CLEAR, pid, NULL, 0));
+	ASSERT_STOPSIG(SIGSTOP, resume(pid, 0));
+	ASSERT_STOPSIG(SIGSTOP, resume(pid, 0));
+	n = bts_drain(pid, big, BIG_RECS);
+	ASSERT_LT(0, n);
+	for (i = 0; i < n; i++)
+		marks += big[i].qualifier == BTS_BRANCH &&
+			 big[i].from >= loop && big[i].from < loop + 64;
+	ASSERT_LE(19999, marks);
 	finish(pid);
 }
 
