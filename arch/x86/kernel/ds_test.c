@@ -143,17 +143,16 @@ static const struct ds_hw_model model_hw = {
 
 /*
  * The hardware stores a PEBS record at @ip on this cpu, as it does while a
- * counter is armed, whatever ds.c loaded.  Return: whether the window
- * reached its threshold, which raises the interrupt.
+ * counter is enabled, whatever ds.c loaded: up to the absolute maximum,
+ * through the slack beyond the threshold.  Return: whether the window
+ * reached its threshold with this record, which raises the interrupt.
  */
 static bool model_store_pebs(struct model_cpu *m, u64 ip, u64 to)
 {
 	struct ds_fields *f = ds_area_fields(m->ds, DS_PEBS);
 	u64 rec[MODEL_PEBS_RSZ / sizeof(u64)] = {};
 
-	/* Stopped at the threshold until the interrupt is served. */
-	if (f->index < f->base || f->index >= f->threshold ||
-	    f->index + MODEL_PEBS_RSZ > f->max) {
+	if (f->index < f->base || f->index + MODEL_PEBS_RSZ > f->max) {
 		m->dropped[DS_PEBS]++;
 		return false;
 	}
@@ -161,7 +160,8 @@ static bool model_store_pebs(struct model_cpu *m, u64 ip, u64 to)
 	rec[2] = to;
 	memcpy((void *)(unsigned long)f->index, rec, MODEL_PEBS_RSZ);
 	f->index += MODEL_PEBS_RSZ;
-	return f->index >= f->threshold;
+	return f->index >= f->threshold &&
+	       f->index - MODEL_PEBS_RSZ < f->threshold;
 }
 
 static bool model_store_bts(struct model_cpu *m, bool kernel, u64 ip, u64 to)
@@ -1755,15 +1755,18 @@ static void test_nmi_claims_one_overflow(struct kunit *test)
 	unsigned long irqflags;
 	struct ds_tracer *t;
 	int first, second;
+	size_t stored;
 
 	t = request_ok(test, DS_PEBS, NULL, ctx_of(test)->cpu, &cfg);
 	KUNIT_ASSERT_EQ(test, ds_set_pebs_enable(t, BIT_ULL(0)), 0);
 
 	/* The irq_work cannot run before interrupts are enabled again. */
 	local_irq_save(irqflags);
-	while (f->index < f->threshold)
+	for (stored = 0; f->index < f->threshold; stored++)
 		model_store_pebs(m, KERNEL_IP(1), 0);
 	first = ds_nmi_handler(NMI_LOCAL, NULL);
+	/* The hardware goes on storing into the slack until the drain. */
+	model_store_pebs(m, KERNEL_IP(3), 0);
 	second = ds_nmi_handler(NMI_LOCAL, NULL);
 	local_irq_restore(irqflags);
 
@@ -1772,6 +1775,9 @@ static void test_nmi_claims_one_overflow(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, ds_flush(t), 0);
 	KUNIT_EXPECT_EQ(test, f->index, f->base);
 	KUNIT_EXPECT_EQ(test, model_acks, 1);
+	KUNIT_EXPECT_EQ(test, m->dropped[DS_PEBS], 0);
+	KUNIT_EXPECT_EQ(test, index_of(test, t), stored + 1);
+	KUNIT_EXPECT_EQ(test, pebs_ip(test, t, stored), KERNEL_IP(3));
 
 	/* Served: the next overflow is the arbiter's again. */
 	local_irq_save(irqflags);
