@@ -18,6 +18,7 @@
 #include <linux/initrd.h>
 #include <linux/jiffies.h>
 #include <linux/kthread.h>
+#include <linux/nmi.h>
 #include <linux/perf_event.h>
 #include <linux/sched.h>
 #include <linux/sched/mm.h>
@@ -29,7 +30,6 @@
 
 #include <asm/ds.h>
 #include <asm/intel_ds.h>
-#include <asm/nmi.h>
 
 /* x86_add_exclusive(), to stand for an LBR or PT user of perf. */
 #include "../events/perf_event.h"
