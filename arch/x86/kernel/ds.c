@@ -190,11 +190,11 @@ static DEFINE_PER_CPU(struct ds_cpu, ds_cpus);
  *    run with interrupts disabled, synchronize_rcu() waits for any that
  *    still looks at an old value.
  * 3. struct ds_cpu, but for @slot and @saved, is used only by its own cpu
- *    with interrupts disabled.  Code that changes what is loaded goes through DS_CPU_CHANGING
- *    (ds_cpu_begin()); the NMI handler, which can interrupt it, only drains
- *    the BTS window in place, and only in DS_CPU_LOADED.  A dead cpu
- *    (DS_CPU_DEAD) loads nothing, so a tracer whose cpu could not be kicked
- *    because it is offline is not loaded.
+ *    with interrupts disabled.  Code that changes what is loaded goes
+ *    through DS_CPU_CHANGING (ds_cpu_begin()); the NMI handler, which can
+ *    interrupt it, only drains the BTS window in place, and only in
+ *    DS_CPU_LOADED.  A dead cpu (DS_CPU_DEAD) loads nothing, so a tracer
+ *    whose cpu could not be kicked because it is offline is not loaded.
  * 4. ds_tracer.lock protects a tracer's buffer state; it is the innermost
  *    lock and may be taken in any context, in NMI context only with
  *    raw_spin_trylock().
