@@ -44,6 +44,8 @@ else
 	mem=1024
 	default_timeout=1800
 fi
+# make stress: the 100000 operations of plan.stress, then the rest.
+[ "$mode" = stress ] && default_timeout=7200
 [ "$mode" = probe ] && default_timeout=60
 timeout=${GUEST_TIMEOUT:-$default_timeout}
 # No LA57: while identify_cpu() rebuilds the boot CPU's feature bits,

@@ -16,8 +16,12 @@
  * event opens, then asks kmemleak for new leaks.
  *
  * Usage: ptrace_bts_stress [-s SEED] [-n OPS] [-t SECONDS] [-w WORKERS]
- *                          [-f FAULT_TRIALS] [-H]
+ *                          [-f FAULT_TRIALS] [-H] [-p MS] [-v]
  * -H: no cpu hotplug (which needs root, as fault injection does).
+ * -p: the mean pause between two hotplug cycles, 120 ms unless given; a
+ *     cycle stops every cpu for a while, so a long run pauses longer.
+ * -v: print what each tracer sees and does (the last lines always go
+ *     with a failure).
  * The seed and the op count are printed; a failure prints how to replay.
  */
 #define _GNU_SOURCE
@@ -143,20 +147,60 @@ static int opt_secs = 60;
 static int opt_workers = 3;
 static int opt_faults = 200;
 static bool opt_hotplug = true;
+static unsigned int opt_pause_ms = 120;
 static bool opt_verbose;
 
-/* -v: what the tracers see and do, for a replay. */
-#define trace(fmt, ...) do {						\
-	if (opt_verbose)						\
-		fprintf(stderr, "w%d op %ld: " fmt "\n", cur_worker,	\
-			cur_op, ##__VA_ARGS__);				\
-} while (0)
 static bool has_bts;
 static bool is_root;
 static char *self_exe;
 static int cur_worker = -1;
 static long cur_op;
 static const char *cur_what = "setup";
+
+/*
+ * What this tracer saw and did last, kept always: a failure or a hang
+ * prints it, since a replay of a run with several workers is not exact.
+ * -v prints every line as it happens as well.
+ */
+#define HISTORY		48
+#define HISTORY_LINE	120
+static char history[HISTORY][HISTORY_LINE];
+static unsigned int history_next;
+static bool history_shown;
+
+static void __printf(1, 2) trace(const char *fmt, ...)
+{
+	char *line = history[history_next++ % HISTORY];
+	va_list ap;
+	int n;
+
+	n = snprintf(line, HISTORY_LINE, "w%d op %ld: ", cur_worker, cur_op);
+	va_start(ap, fmt);
+	vsnprintf(line + n, HISTORY_LINE - n, fmt, ap);
+	va_end(ap);
+	if (opt_verbose)
+		fprintf(stderr, "%s\n", line);
+}
+
+/* Print the history once; only calls a signal handler may make. */
+static void show_history(void)
+{
+	unsigned int i = history_next > HISTORY ? history_next - HISTORY : 0;
+	char out[HISTORY_LINE + 8];
+	int n;
+
+	if (history_shown)
+		return;
+	history_shown = true;
+	for (; i < history_next; i++) {
+		n = strlen(history[i % HISTORY]);
+		memcpy(out, "#   ", 4);
+		memcpy(out + 4, history[i % HISTORY], n);
+		out[n + 4] = '\n';
+		if (write(1, out, n + 5) < 0)
+			return;
+	}
+}
 
 /*
  * Random numbers: a seed per worker from splitmix64, then xorshift64*.
@@ -197,10 +241,14 @@ static void fail(enum check c, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	if (__atomic_fetch_add(&sh->fails[c], 1, __ATOMIC_RELAXED) < 5)
+	trace("FAIL %s: %s", check_name[c], msg);
+	if (__atomic_fetch_add(&sh->fails[c], 1, __ATOMIC_RELAXED) < 5) {
 		printf("# FAIL %s: %s (seed %llu, worker %d, op %ld: %s)\n",
 		       check_name[c], msg, (unsigned long long)opt_seed,
 		       cur_worker, cur_op, cur_what);
+		fflush(stdout);
+		show_history();
+	}
 	if (!sh->first[c][0])
 		snprintf(sh->first[c], sizeof(sh->first[c]),
 			 "%s (worker %d op %ld: %s)", msg, cur_worker, cur_op,
@@ -491,6 +539,8 @@ static void handle(pid_t tid, int status)
 	int event, sig;
 
 	if (WIFEXITED(status) || WIFSIGNALED(status)) {
+		trace("%d: ended, status %#x (%s)", tid, status,
+		      t ? "known" : "new");
 		check_death(tid, status, t ? "tracee" : "task");
 		if (t)
 			t->state = T_FREE;
@@ -526,6 +576,7 @@ static void handle(pid_t tid, int status)
 	case PTRACE_EVENT_CLONE:
 		if (bts(PTRACE_GETEVENTMSG, tid, 0, (unsigned long)&msg) || !msg)
 			break;
+		trace("%d: new child %lu", tid, msg);
 		if (!find(msg)) {
 			c = add(msg);
 			if (!c)
@@ -537,6 +588,7 @@ static void handle(pid_t tid, int status)
 	case PTRACE_EVENT_EXEC:
 		if (bts(PTRACE_GETEVENTMSG, tid, 0, (unsigned long)&msg))
 			break;
+		trace("%d: exec by %lu", tid, msg);
 		if ((pid_t)msg != tid) {
 			/* A thread executed: it took the leader's id. */
 			c = find(msg);
@@ -648,8 +700,8 @@ static void reap(bool last)
 /* Wait for @t to stop (or go); Return: whether it is stopped. */
 static void resume(struct tracee *t);
 
-/* Whether @tid is in a ptrace stop, by /proc. */
-static bool traced_stop(pid_t tid)
+/* The state letter of @tid in /proc/TID/stat, '-' if it has none. */
+static char proc_state(pid_t tid)
 {
 	char path[64], buf[256], *p;
 	int fd, n;
@@ -657,14 +709,20 @@ static bool traced_stop(pid_t tid)
 	snprintf(path, sizeof(path), "/proc/%d/stat", tid);
 	fd = open(path, O_RDONLY);
 	if (fd < 0)
-		return false;
+		return '-';
 	n = read(fd, buf, sizeof(buf) - 1);
 	close(fd);
 	if (n <= 0)
-		return false;
+		return '-';
 	buf[n] = 0;
 	p = strrchr(buf, ')');
-	return p && p[1] == ' ' && p[2] == 't';
+	return p && p[1] == ' ' ? p[2] : '-';
+}
+
+/* Whether @tid is in a ptrace stop, by /proc. */
+static bool traced_stop(pid_t tid)
+{
+	return proc_state(tid) == 't';
 }
 
 static bool wait_stop(struct tracee *t)
@@ -783,6 +841,7 @@ static struct tracee *spawn(void)
 		return NULL;
 	}
 	t->direct = true;
+	trace("%d: spawned", pid);
 	if (write(go[1], "g", 1) != 1)
 		kill(pid, SIGKILL);
 	close(go[1]);
@@ -857,6 +916,8 @@ static bool stop_changes(pid_t tid)
 static bool expect(long req, pid_t tid, long r, int err, uint64_t want,
 		   uint64_t may, const char *detail)
 {
+	trace("%s %d (%s): %ld %s", req_name(req), tid, detail, r,
+	      r < 0 ? strerror(err) : "");
 	if (r >= 0) {
 		if (!want) {
 			pass(C_ERRNO);
@@ -1245,6 +1306,8 @@ static long size_of(struct tracee *t)
 {
 	long n = bts(PTRACE_BTS_SIZE, t->tid, 0, 0);
 
+	trace("SIZE %d: %ld (%s), known %ld", t->tid, n,
+	      n < 0 ? strerror(errno) : "ok", (long)t->known);
 	if (n < 0) {
 		expect(PTRACE_BTS_SIZE, t->tid, n, errno, 0, E(ESRCH), "SIZE");
 		return -1;
@@ -1419,7 +1482,12 @@ static void op_drain(struct tracee *t, bool kill_it)
 static void op_wrong(struct tracee *t)
 {
 	static const long bad_reqs[] = { 34, 35, 36, 37, 38, 39, 46, 47, 48, 63 };
-	struct ptrace_bts_config c;
+	/* GET writes a record here. */
+	union {
+		struct ptrace_bts_config c;
+		struct bts_struct b;
+	} u;
+	struct ptrace_bts_config *c = &u.c;
 	long req, r;
 	pid_t pid;
 
@@ -1428,7 +1496,7 @@ static void op_wrong(struct tracee *t)
 		/* Unknown request numbers around ours: EIO. */
 		req = bad_reqs[below(ARRAY_SIZE(bad_reqs))];
 		cur_what = "unknown request";
-		r = bts(req, t->tid, (unsigned long)&c, CFG);
+		r = bts(req, t->tid, (unsigned long)c, CFG);
 		if (t->state == T_STOP)
 			expect(req, t->tid, r, errno, E(EIO), 0, "unknown request");
 		break;
@@ -1437,8 +1505,8 @@ static void op_wrong(struct tracee *t)
 		pid = chance(50) ? getpid() : (chance(50) ? 1 : 0x3ffff0 + below(8));
 		req = PTRACE_BTS_CONFIG + below(6);
 		cur_what = "not a tracee";
-		memset(&c, 0, sizeof(c));
-		r = bts(req, pid, (unsigned long)&c, req == PTRACE_BTS_GET ||
+		memset(&u, 0, sizeof(u));
+		r = bts(req, pid, (unsigned long)c, req == PTRACE_BTS_GET ||
 			req == PTRACE_BTS_SIZE || req == PTRACE_BTS_CLEAR ? 0 : CFG);
 		expect(req, pid, r, errno, E(ESRCH), 0, "not our tracee");
 		break;
@@ -1448,12 +1516,26 @@ static void op_wrong(struct tracee *t)
 			break;
 		req = PTRACE_BTS_CONFIG + below(6);
 		cur_what = "running tracee";
-		memset(&c, 0, sizeof(c));
-		r = bts(req, t->tid, (unsigned long)&c,
+		memset(&u, 0, sizeof(u));
+		r = bts(req, t->tid, (unsigned long)c,
 			req == PTRACE_BTS_CONFIG || req == PTRACE_BTS_STATUS ? CFG : 0);
 		/* It may have stopped on its own meanwhile. */
-		if (r < 0)
+		if (r < 0) {
 			expect(req, t->tid, r, errno, E(ESRCH), documented(req), "running");
+			break;
+		}
+		/*
+		 * Then the request was served, in a stop the model has not
+		 * seen yet: an empty CONFIG turned recording off (a buffer
+		 * stays), CLEAR emptied the buffer.
+		 */
+		trace("%s %d, which stopped on its own: %ld", req_name(req),
+		      t->tid, r);
+		if (req == PTRACE_BTS_CONFIG && t->m.size) {
+			t->m.flags = 0;
+			t->m.signal = 0;
+		}
+		t->known = req == PTRACE_BTS_CLEAR ? 0 : -1;
 		break;
 	}
 }
@@ -1561,6 +1643,8 @@ static void op_tracer_death(void)
 {
 	struct ptrace_bts_config c = { 0 }, s;
 	bool drain = chance(40), resumed;
+	const char *step;
+	long r;
 	uint64_t seed = rnd();
 	unsigned int delay = below(20000);
 	int p[2], status, err;
@@ -1655,8 +1739,16 @@ static void op_tracer_death(void)
 		return;
 	}
 	/* A new tracer starts from nothing. */
-	if (bts(PTRACE_SEIZE, tid, 0, 0) || bts(PTRACE_INTERRUPT, tid, 0, 0)) {
+	step = "PTRACE_SEIZE";
+	r = bts(PTRACE_SEIZE, tid, 0, 0);
+	if (!r) {
+		step = "PTRACE_INTERRUPT";
+		r = bts(PTRACE_INTERRUPT, tid, 0, 0);
+	}
+	if (r) {
 		err = errno;
+		trace("%d: %s: %s, state %c", tid, step, strerror(err),
+		      proc_state(tid));
 		/*
 		 * It may have exited on its own since the check above:
 		 * EPERM for a zombie, ESRCH once gone.  Then only how it
@@ -1666,8 +1758,8 @@ static void op_tracer_death(void)
 			orphan_death(tid, status, &c);
 			return;
 		}
-		fail(C_TRACER_DEATH, "tracee %d cannot be attached again: %s",
-		     tid, strerror(err));
+		fail(C_TRACER_DEATH, "tracee %d cannot be attached again: %s: %s (state %c)",
+		     tid, step, strerror(err), proc_state(tid));
 	} else if (waitpid(tid, &status, __WALL) == tid && WIFSTOPPED(status)) {
 		if (status_of(tid, &s))
 			fail(C_TRACER_DEATH, "STATUS by a new tracer: %s", strerror(errno));
@@ -1801,6 +1893,8 @@ static void sigalrm(int sig)
 	if (write(1, msg, len) < 0)
 		_exit(3);
 	hang_report();
+	history_shown = false;
+	show_history();
 	_exit(3);
 }
 
@@ -1817,6 +1911,9 @@ static void one_op(void)
 	t = pick();
 	if (!t)
 		return;
+	trace("op %u on %d (%s%s), flags %#x size %u", r, t->tid,
+	      t->state == T_STOP ? "stopped" : "running",
+	      t->exit_stop ? " at exit" : "", t->m.flags, t->m.size);
 	if (r < 30) {
 		op_wrong(t);
 		return;
@@ -1922,7 +2019,8 @@ static __noreturn void hotplugger(void)
 	signal(SIGTERM, on_term);
 	prctl(PR_SET_PDEATHSIG, SIGTERM);
 	while (!__atomic_load_n(&hotplug_stop, __ATOMIC_RELAXED)) {
-		usleep(20000 + below(200000));
+		/* Uniform over [pause / 6, pause * 11 / 6): the mean is -p. */
+		usleep(opt_pause_ms * 1000 / 6 + below(opt_pause_ms * 5000 / 3));
 		if (__atomic_load_n(&hotplug_stop, __ATOMIC_RELAXED))
 			break;
 		err = write_file(path, "0");
@@ -2037,8 +2135,18 @@ static int fault_phase(int trials, const char **skip)
 	deadline = now_ms() + opt_secs * 1000ULL;
 	for (cur_op = 0; cur_op < trials && now_ms() < deadline; cur_op++) {
 		alarm(60);
-		if (t->state != T_STOP)
-			break;
+		/*
+		 * A tracee at its exit stop may not start to record (ESRCH):
+		 * go on with a new one.
+		 */
+		if (t->state != T_STOP || t->exit_stop) {
+			trace("%d: replaced (%s)", t->tid,
+			      t->exit_stop ? "at its exit stop" : "gone");
+			reap(true);
+			t = spawn();
+			if (!t || t->state != T_STOP)
+				break;
+		}
 		if (status_of(t->tid, &before))
 			break;
 		memset(&c, 0, sizeof(c));
@@ -2124,7 +2232,7 @@ static int fault_phase(int trials, const char **skip)
 	}
 	fi_probability(0);
 	fi_arm(false);
-	if (t->state != T_FREE) {
+	if (t && t->state != T_FREE) {
 		memset(&c, 0, sizeof(c));
 		c.flags = PTRACE_BTS_O_ALLOC;
 		if (t->state == T_STOP &&
@@ -2193,15 +2301,16 @@ static int new_leaks(const char *before, const char *after, char *first, size_t 
 
 static void replay_hint(const char *prog, const char *what)
 {
-	ksft_print_msg("%s: %s -s %llu -n %ld -t %d -w %d -f %d%s\n", what,
-		       prog, (unsigned long long)opt_seed, opt_ops, opt_secs,
-		       opt_workers, opt_faults, opt_hotplug ? "" : " -H");
+	ksft_print_msg("%s: %s -s %llu -n %ld -t %d -w %d -f %d -p %u%s\n",
+		       what, prog, (unsigned long long)opt_seed, opt_ops,
+		       opt_secs, opt_workers, opt_faults, opt_pause_ms,
+		       opt_hotplug ? "" : " -H");
 }
 
 static void print_usage(const char *prog)
 {
 	fprintf(stderr, "usage: %s [-s SEED] [-n OPS] [-t SECONDS] [-w WORKERS]\n"
-		"\t[-f FAULT_TRIALS] [-H] [-v]\n", prog);
+		"\t[-f FAULT_TRIALS] [-H] [-p MS] [-v]\n", prog);
 	exit(KSFT_FAIL);
 }
 
@@ -2225,7 +2334,7 @@ int main(int argc, char **argv)
 	self_exe = "/proc/self/exe";
 	if (argc == 3 && !strcmp(argv[1], "--tracee"))
 		tracee_main(strtoull(argv[2], NULL, 0));
-	while ((opt = getopt(argc, argv, "s:n:t:w:f:Hv")) != -1) {
+	while ((opt = getopt(argc, argv, "s:n:t:w:f:Hp:v")) != -1) {
 		switch (opt) {
 		case 's':
 			opt_seed = strtoull(optarg, NULL, 0);
@@ -2245,6 +2354,11 @@ int main(int argc, char **argv)
 			break;
 		case 'H':
 			opt_hotplug = false;
+			break;
+		case 'p':
+			opt_pause_ms = atoi(optarg);
+			if (opt_pause_ms < 6 || opt_pause_ms > 60000)
+				print_usage(argv[0]);
 			break;
 		case 'v':
 			opt_verbose = true;
@@ -2345,6 +2459,8 @@ int main(int argc, char **argv)
 		case C_BRANCHES:
 			if (!has_bts)
 				skip = "the cpu has no BTS (no bts and dtes64 in /proc/cpuinfo)";
+			else if (i == C_BRANCHES && !opt_ops)
+				skip = "no random operations ran (-n 0)";
 			else if (i == C_BRANCHES && !sh->trace_configs)
 				skip = "no O_TRACE configuration succeeded (BTS busy)";
 			else if (i == C_BRANCHES && !sh->branch_records)
