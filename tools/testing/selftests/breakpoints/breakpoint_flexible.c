@@ -1028,4 +1028,134 @@ TEST(cgroup_pinned_added_beside_running_task)
 	sched_setaffinity(0, sizeof(old), &old);
 }
 
+/*
+ * A reserved watchpoint in a group of another PMU's context: a group led
+ * by a software event, or one a hardware event joined, which perf then
+ * schedules in the hardware PMU's context (the hardware event stays off
+ * here: TCG does not count it, see tools/testing/qemu-bts).  The task's
+ * flexible watchpoints hold every register of CPU 0 while the pinned group
+ * is enabled, or the watchpoint is installed into it, from CPU 1: perf
+ * must schedule the breakpoint PMU's events again too, or the watchpoint
+ * finds no register and the pinned group goes to the error state.
+ * Return NULL, or why the case cannot run here.
+ */
+static const char *pinned_group_beside_running_task(struct __test_metadata *_metadata,
+						    bool hw_member,
+						    bool enable_last)
+{
+	int ready[2], leader, hw = -1, fd, status;
+	struct perf_event_attr attr;
+	static char why[96];
+	cpu_set_t cpus, old;
+	struct bp_read r;
+	pid_t pid;
+	char c;
+
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		return "needs 2 CPUs";
+	sched_getaffinity(0, sizeof(old), &old);
+	CPU_ZERO(&cpus);
+	CPU_SET(1, &cpus);
+	ASSERT_EQ(0, sched_setaffinity(0, sizeof(cpus), &cpus)) return NULL;
+	ASSERT_EQ(0, pipe(ready)) return NULL;
+
+	pid = fork();
+	ASSERT_GE(pid, 0) return NULL;
+	if (pid == 0) {
+		close(ready[0]);
+		busy_with_flexible(ready[1]);
+	}
+	close(ready[1]);
+	if (read(ready[0], &c, 1) != 1) {
+		waitpid(pid, &status, 0);
+		close(ready[0]);
+		sched_setaffinity(0, sizeof(old), &old);
+		if (WIFEXITED(status) && WEXITSTATUS(status) == 2)
+			return "kernel has no flexible breakpoints";
+		ASSERT_TRUE(0) TH_LOG("the busy task failed: status %#x", status);
+		return NULL;
+	}
+	close(ready[0]);
+
+	memset(&attr, 0, sizeof(attr));
+	attr.type = PERF_TYPE_SOFTWARE;
+	attr.size = sizeof(attr);
+	attr.config = PERF_COUNT_SW_TASK_CLOCK;
+	attr.pinned = 1;
+	attr.disabled = enable_last;
+	attr.exclude_kernel = 1;
+	attr.exclude_hv = 1;
+	leader = open_attr(&attr, pid, -1, -1);
+	ASSERT_GE(leader, 0) TH_LOG("task-clock: %s", strerror(errno));
+	if (hw_member) {
+		attr.type = PERF_TYPE_HARDWARE;
+		attr.config = PERF_COUNT_HW_CPU_CYCLES;
+		attr.pinned = 0;
+		attr.disabled = 1;
+		hw = open_attr(&attr, pid, -1, leader);
+		if (hw < 0) {
+			snprintf(why, sizeof(why), "no hardware cycles event: %s",
+				 strerror(errno));
+			kill(pid, SIGKILL);
+			waitpid(pid, &status, 0);
+			close(leader);
+			sched_setaffinity(0, sizeof(old), &old);
+			return why;
+		}
+	}
+	/* Let the task run with its watchpoints in on CPU 0. */
+	usleep(100 * 1000);
+	/* Reserved: one register, next to the task's flexible group of one. */
+	fd = open_watch_on(&watched[NR_REGS], WATCH_PLAIN, pid, -1, leader);
+	ASSERT_GE(fd, 0) TH_LOG("watchpoint in the group: %s", strerror(errno));
+	if (enable_last)
+		ASSERT_EQ(0, ioctl(leader, PERF_EVENT_IOC_ENABLE, 0));
+	usleep(200 * 1000);
+
+	memset(&r, 0, sizeof(r));
+	EXPECT_EQ(sizeof(r), read(fd, &r, sizeof(r)))
+		TH_LOG("the pinned group went to the error state");
+	ksft_print_msg("watchpoint in a pinned %s group, %s: %llu hits, running %llu of %llu ns\n",
+		       hw_member ? "task-clock+cycles" : "task-clock",
+		       enable_last ? "enabled last" : "installed last",
+		       (unsigned long long)r.value,
+		       (unsigned long long)r.running,
+		       (unsigned long long)r.enabled);
+	EXPECT_GT(r.running, 0);
+	EXPECT_GT(r.value, 0);
+
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	close(fd);
+	if (hw >= 0)
+		close(hw);
+	close(leader);
+	sched_setaffinity(0, sizeof(old), &old);
+	return NULL;
+}
+
+TEST(software_group_enabled_beside_running_task)
+{
+	const char *why = pinned_group_beside_running_task(_metadata, false, true);
+
+	if (why)
+		SKIP(return, "%s", why);
+}
+
+TEST(hardware_group_enabled_beside_running_task)
+{
+	const char *why = pinned_group_beside_running_task(_metadata, true, true);
+
+	if (why)
+		SKIP(return, "%s", why);
+}
+
+TEST(hardware_group_installed_beside_running_task)
+{
+	const char *why = pinned_group_beside_running_task(_metadata, true, false);
+
+	if (why)
+		SKIP(return, "%s", why);
+}
+
 TEST_HARNESS_MAIN
