@@ -1798,7 +1798,7 @@ static void op_kill(struct tracee *t)
 static void op_detach(struct tracee *t)
 {
 	char who[80];
-	int status;
+	int status, i;
 	pid_t pid;
 
 	cur_what = "DETACH";
@@ -1820,11 +1820,22 @@ static void op_detach(struct tracee *t)
 		return;
 	}
 	kill(t->tid, SIGKILL);
-	/* Its other threads may be ours, to be reaped first. */
+	/*
+	 * Its other threads may be ours, to be reaped first.  One at its
+	 * exit stop, reported already, holds up the group's death (a new
+	 * SIGKILL does not wake it) until it is continued.
+	 */
 	for (;;) {
-		pid = waitpid(-1, &status, __WALL);
+		for (i = 0; i < MAX_TRACEES; i++)
+			if (tr[i].state == T_STOP && tr[i].exit_stop)
+				resume(&tr[i]);
+		pid = waitpid(-1, &status, __WALL | WNOHANG);
 		if (pid < 0)
 			return;
+		if (!pid) {
+			usleep(1000);
+			continue;
+		}
 		if (pid == t->tid) {
 			check_death(pid, status, who);
 			return;
