@@ -1669,6 +1669,7 @@ static void op_tracer_death(void)
 		return;
 	if (!sub) {
 		int st, go[2];
+		siginfo_t si;
 		pid_t t2;
 		char ch;
 
@@ -1699,7 +1700,12 @@ static void op_tracer_death(void)
 		if (drain) {
 			usleep(20000);
 			bts(PTRACE_INTERRUPT, t2, 0, 0);
-			waitpid(t2, &st, __WALL);
+			/*
+			 * Never reap it: once gone, its pid could name another
+			 * task, and the worker must see how it died.
+			 */
+			waitid(P_PID, t2, &si,
+			       WEXITED | WSTOPPED | WNOWAIT | __WALL);
 			for (;;)
 				bts(PTRACE_BTS_DRAIN, t2, (unsigned long)arena,
 				    c.size);
