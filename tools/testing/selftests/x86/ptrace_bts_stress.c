@@ -890,7 +890,12 @@ static uint64_t documented(long req)
 		/* ptrace(2): not stopped (killed meanwhile); a bad signal. */
 		return E(ESRCH) | E(EIO);
 	}
-	return E(EIO);
+	/*
+	 * ptrace(2) checks that the tracee is stopped before it looks at the
+	 * request: an unknown one gets ESRCH too when the tracee was woken
+	 * meanwhile, as by its group's exit.
+	 */
+	return E(EIO) | E(ESRCH);
 }
 
 static bool stop_changed(pid_t tid);
