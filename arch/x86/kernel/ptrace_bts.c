@@ -23,7 +23,7 @@
 #include <linux/cred.h>
 #include <linux/err.h>
 #include <linux/irq_work.h>
-#include <linux/list.h>
+#include <linux/llist.h>
 #include <linux/minmax.h>
 #include <linux/mm.h>
 #include <linux/perf_event.h>
@@ -38,11 +38,9 @@
 #include <linux/user_namespace.h>
 #include <linux/signal.h>
 #include <linux/slab.h>
-#include <linux/spinlock.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
 #include <linux/vmalloc.h>
-#include <linux/wait.h>
 #include <linux/workqueue.h>
 
 #include <asm/ds.h>
@@ -85,8 +83,7 @@ static_assert(PTRACE_BTS_SIZE_MAX / sizeof(struct bts_struct) <= INT_MAX);
  *	undo; see ptrace_bts_cancel_stop_signal().  Under the task's siglock.
  * @orphan: the ptrace link it was made for is gone; see rule 4 below
  * @signal_work: sends @signal, see ptrace_bts_signal()
- * @reap: on ptrace_bts_orphans from ptrace_bts_unlink() until the reaper
- *	has given back what it holds
+ * @reap: on the list of orphans, see ptrace_bts_unlink()
  */
 struct ptrace_bts {
 	struct task_struct *task;
@@ -104,7 +101,7 @@ struct ptrace_bts {
 	int delivered;
 	bool orphan;
 	struct irq_work signal_work;
-	struct list_head reap;
+	struct llist_node reap;
 };
 
 /*
@@ -143,15 +140,8 @@ static void ptrace_bts_assert_frozen(struct task_struct *task)
 	WARN_ON_ONCE(!(READ_ONCE(task->jobctl) & JOBCTL_PTRACE_FROZEN));
 }
 
-/*
- * Orphans, released by ptrace_bts_reaper; see ptrace_bts_unlink().  An
- * orphan stays on the list until it holds nothing a configuration could
- * want, and ptrace_bts_reaped is woken as it leaves.  The lock is taken
- * with interrupts disabled: ptrace_bts_unlink() runs so.
- */
-static DEFINE_SPINLOCK(ptrace_bts_orphans_lock);
-static LIST_HEAD(ptrace_bts_orphans);
-static DECLARE_WAIT_QUEUE_HEAD(ptrace_bts_reaped);
+/* Orphans, released by ptrace_bts_reaper; see ptrace_bts_unlink(). */
+static LLIST_HEAD(ptrace_bts_orphans);
 
 /*
  * Memory accounting: the buffer is locked kernel memory the tracer asked
@@ -483,51 +473,24 @@ static struct ptrace_bts *ptrace_bts_alloc(struct task_struct *task)
 }
 
 /* Stop recording and free everything; @bts is no task's any more. */
-/*
- * Give back what a configuration of another trace may want: the tracee's
- * BTS, the buffer and the pages charged for it.  The user stays referenced.
- */
-static void ptrace_bts_give_back(struct ptrace_bts *bts)
+static void ptrace_bts_free(struct ptrace_bts *bts)
 {
 	ptrace_bts_stop(bts);
 	vfree(bts->buf);
-	bts->buf = NULL;
-	if (bts->ucounts)
-		dec_rlimit_ucounts(bts->ucounts, UCOUNT_RLIMIT_MEMLOCK,
-				   bts->pages);
-	bts->pages = 0;
-}
-
-static void ptrace_bts_free(struct ptrace_bts *bts)
-{
-	ptrace_bts_give_back(bts);
-	if (bts->ucounts)
-		put_ucounts(bts->ucounts);
+	ptrace_bts_uncharge(bts->ucounts, bts->pages);
 	owned_sigqueue_free(bts->sigq, bts->task);
 	put_task_struct(bts->task);
 	kfree(bts);
 }
 
-/* Frees the orphans, oldest first; see ptrace_bts_unlink(). */
+/* Frees the orphans; see ptrace_bts_unlink(). */
 static void ptrace_bts_reap(struct work_struct *work)
 {
-	struct ptrace_bts *bts;
+	struct llist_node *orphans = llist_del_all(&ptrace_bts_orphans);
+	struct ptrace_bts *bts, *next;
 
-	for (;;) {
-		spin_lock_irq(&ptrace_bts_orphans_lock);
-		bts = list_first_entry_or_null(&ptrace_bts_orphans,
-					       struct ptrace_bts, reap);
-		spin_unlock_irq(&ptrace_bts_orphans_lock);
-		if (!bts)
-			return;
-		/* Only this work takes orphans off the list. */
-		ptrace_bts_give_back(bts);
-		spin_lock_irq(&ptrace_bts_orphans_lock);
-		list_del(&bts->reap);
-		spin_unlock_irq(&ptrace_bts_orphans_lock);
-		wake_up_all(&ptrace_bts_reaped);
+	llist_for_each_entry_safe(bts, next, orphans, reap)
 		ptrace_bts_free(bts);
-	}
 }
 
 static DECLARE_WORK(ptrace_bts_reaper, ptrace_bts_reap);
@@ -556,8 +519,6 @@ static DECLARE_WORK(ptrace_bts_reaper, ptrace_bts_reap);
  * @count: the number of records in @snap
  * @sigq: the overflow signal's sigqueue, when %PTRACE_BTS_O_SIGNAL is asked
  *	for the first time; the trace keeps it once the configuration holds
- * @over_limit: the charge failed with -ENOMEM: the user is above its
- *	%RLIMIT_MEMLOCK
  */
 struct ptrace_bts_prep {
 	struct ds_bts_record *buf;
@@ -567,7 +528,6 @@ struct ptrace_bts_prep {
 	struct ds_bts_record *snap;
 	size_t count;
 	struct sigqueue *sigq;
-	bool over_limit;
 };
 
 /* Free what ptrace_bts_prepare() got for @bts and nothing uses. */
@@ -691,10 +651,8 @@ static int ptrace_bts_prepare(struct ptrace_bts *bts,
 		prep->nr = cfg->size / sizeof(struct bts_struct);
 		prep->pages = ptrace_bts_pages(prep->nr);
 		ucounts = ptrace_bts_charge(prep->pages);
-		if (IS_ERR(ucounts)) {
-			prep->over_limit = PTR_ERR(ucounts) == -ENOMEM;
+		if (IS_ERR(ucounts))
 			return PTR_ERR(ucounts);
-		}
 		prep->ucounts = ucounts;
 		/*
 		 * The tracer chose the size: a failure is its ENOMEM, not a
@@ -773,8 +731,7 @@ static int ptrace_bts_commit(struct ptrace_bts *bts,
 
 /* Make @bts record as @cfg asks, or leave it as it was. */
 static int ptrace_bts_apply(struct ptrace_bts *bts,
-			    const struct ptrace_bts_config *cfg,
-			    bool *over_limit)
+			    const struct ptrace_bts_config *cfg)
 {
 	struct ptrace_bts_prep prep = { };
 	int err;
@@ -782,64 +739,27 @@ static int ptrace_bts_apply(struct ptrace_bts *bts,
 	err = ptrace_bts_prepare(bts, cfg, &prep);
 	if (!err)
 		err = ptrace_bts_commit(bts, cfg, &prep);
-	*over_limit = prep.over_limit;
 	ptrace_bts_discard(bts, &prep);
 	return err;
 }
 
 /*
- * Whether an orphan holds what a configuration of @child failed for with
- * @err: the tracee's BTS, which only its own orphan can hold (-EBUSY);
- * the charge of the calling tracer's user (@over_limit); memory, which any
- * orphan holds (another -ENOMEM).
- */
-static bool ptrace_bts_orphan_holds(struct task_struct *child, int err,
-				    bool over_limit)
-{
-	struct ucounts *user = current_ucounts();
-	struct ptrace_bts *bts;
-	bool holds = false;
-
-	spin_lock_irq(&ptrace_bts_orphans_lock);
-	list_for_each_entry(bts, &ptrace_bts_orphans, reap) {
-		if (err == -EBUSY)
-			holds = bts->task == child;
-		else if (over_limit)
-			holds = bts->ucounts == user;
-		else
-			holds = true;
-		if (holds)
-			break;
-	}
-	spin_unlock_irq(&ptrace_bts_orphans_lock);
-	return holds;
-}
-
-/*
  * Apply @cfg to @bts.  A tracer that went away without detaching leaves
- * its trace to the reaper, which gives back the tracee's BTS tracer, the
- * buffer and the pages charged to the user a little later.  A CONFIG that
- * fails with -EBUSY or -ENOMEM while such a trace holds what it failed
- * for waits until the reaper gave it back, and tries once more; it does
- * not wait for traces that could not have made it fail, and a fatal
- * signal ends the wait.
+ * its trace to the reaper, which gives back the tracee's BTS tracer and
+ * the pages charged to the user a little later; a CONFIG that fails for
+ * want of either waits for the reaper and tries once more.  Other CONFIGs
+ * do not wait for other users' orphans.
  */
-static int ptrace_bts_apply_after_orphans(struct task_struct *child,
-					  struct ptrace_bts *bts,
+static int ptrace_bts_apply_after_orphans(struct ptrace_bts *bts,
 					  const struct ptrace_bts_config *cfg)
 {
-	bool over_limit;
-	int err;
+	int err = ptrace_bts_apply(bts, cfg);
 
-	err = ptrace_bts_apply(bts, cfg, &over_limit);
-	if (err != -EBUSY && err != -ENOMEM)
-		return err;
-	if (!ptrace_bts_orphan_holds(child, err, over_limit))
-		return err;
-	if (wait_event_killable(ptrace_bts_reaped,
-				!ptrace_bts_orphan_holds(child, err, over_limit)))
-		return err;
-	return ptrace_bts_apply(bts, cfg, &over_limit);
+	if (err == -EBUSY || err == -ENOMEM) {
+		flush_work(&ptrace_bts_reaper);
+		err = ptrace_bts_apply(bts, cfg);
+	}
+	return err;
 }
 
 static int ptrace_bts_config(struct task_struct *child,
@@ -876,7 +796,7 @@ static int ptrace_bts_config(struct task_struct *child,
 			return -ENOMEM;
 		fresh = true;
 	}
-	err = ptrace_bts_apply_after_orphans(child, bts, &cfg);
+	err = ptrace_bts_apply_after_orphans(bts, &cfg);
 
 	if (fresh) {
 		/* A new trace exists once it has a buffer. */
@@ -1118,8 +1038,8 @@ static void ptrace_bts_cancel_stop_signal(struct task_struct *child,
  * and the tracee has not acted on is taken back (pending, or the verdict
  * of a signal-delivery-stop the tracer did not reap), and the reaper stops
  * the recording and frees the buffer and its charge soon, in process
- * context.  A later tracer finds nothing; a PTRACE_BTS_CONFIG that fails
- * for want of what the orphan holds waits for the reaper.
+ * context.  A later tracer finds nothing; its first PTRACE_BTS_CONFIG
+ * waits for the reaper.
  *
  * Context: tasklist_lock held for writing and @child's siglock held;
  * interrupts disabled.  Does not sleep.
@@ -1141,10 +1061,8 @@ void ptrace_bts_unlink(struct task_struct *child)
 	bts->orphan = true;
 	ptrace_bts_cancel_stop_signal(child, bts);
 	__ptrace_bts_take_back(bts);
-	spin_lock(&ptrace_bts_orphans_lock);
-	list_add_tail(&bts->reap, &ptrace_bts_orphans);
-	spin_unlock(&ptrace_bts_orphans_lock);
-	schedule_work(&ptrace_bts_reaper);
+	if (llist_add(&bts->reap, &ptrace_bts_orphans))
+		schedule_work(&ptrace_bts_reaper);
 }
 
 /**
