@@ -15,6 +15,7 @@
 #include <linux/hw_breakpoint.h>
 #include <linux/kthread.h>
 #include <linux/perf_event.h>
+#include <linux/sched.h>
 #include <asm/hw_breakpoint.h>
 
 #define FLEX_MAX_BPS	64
@@ -22,6 +23,8 @@
 static char flex_vars[FLEX_MAX_BPS];
 static struct perf_event *flex_bps[FLEX_MAX_BPS];
 static struct task_struct *flex_tasks[2];
+/* A breakpoint made and reserved the way kgdb does. */
+static struct perf_event *flex_debugger;
 static int flex_nr_bps;
 
 static int flex_slots(void)
@@ -255,6 +258,136 @@ static void test_plain_cpu_keeps_a_register(struct kunit *test)
 	flex_expect_nospc(test, cpu, NULL, FLEX_FLEXIBLE);
 }
 
+/*
+ * A breakpoint of @cpu the way kgdb_arch_late() makes its own at boot: created
+ * disabled, with the slots it reserved given back at once.
+ */
+static void flex_debugger_create(struct kunit *test, int cpu)
+{
+	struct perf_event_attr attr;
+	struct perf_event *bp;
+
+	hw_breakpoint_init(&attr);
+	attr.bp_addr = (unsigned long)&flex_vars[0];
+	attr.bp_len = HW_BREAKPOINT_LEN_1;
+	attr.bp_type = HW_BREAKPOINT_W;
+	attr.disabled = 1;
+	bp = perf_event_create_kernel_counter(&attr, cpu, NULL, NULL, NULL);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(bp));
+	release_bp_slot(bp);
+	/* Its slots are the debugger's to reserve and give back now. */
+	bp->destroy = NULL;
+	flex_debugger = bp;
+}
+
+/*
+ * Reserve the debugger's breakpoint with dbg_reserve_bp_slot(), install it
+ * with arch_install_hw_breakpoint() without perf, as kgdb_correct_hw_break()
+ * does when the CPUs leave the debugger, and take it back.  Return the
+ * reservation's result; *@installed tells whether the install that follows a
+ * reservation found a register.
+ */
+static int flex_debugger_try(bool *installed)
+{
+	int ret;
+
+	*installed = false;
+	local_irq_disable();
+	ret = dbg_reserve_bp_slot(flex_debugger);
+	if (!ret) {
+		*installed = !arch_install_hw_breakpoint(flex_debugger);
+		if (*installed)
+			arch_uninstall_hw_breakpoint(flex_debugger);
+		dbg_release_bp_slot(flex_debugger);
+	}
+	local_irq_enable();
+
+	return ret;
+}
+
+/*
+ * Keep the test on the CPU it runs on, and make the debugger's breakpoint of
+ * that CPU before the test's flexible ones, as kgdb makes its own at boot:
+ * while it is created its slot is counted, and creating it would reschedule
+ * flexible ones already there to leave it a register.  Return the CPU.
+ */
+static int flex_debugger_setup(struct kunit *test)
+{
+	const int cpu = raw_smp_processor_id();
+
+	KUNIT_ASSERT_EQ(test, set_cpus_allowed_ptr(current, cpumask_of(cpu)), 0);
+	flex_debugger_create(test, cpu);
+	return cpu;
+}
+
+/* Add @nr flexible breakpoints of the test's own task, all scheduled in. */
+static void flex_add_running(struct kunit *test, int nr)
+{
+	for (int i = 0; i < nr; i++) {
+		int idx = flex_add(test, -1, current, FLEX_FLEXIBLE);
+
+		KUNIT_ASSERT_EQ(test, flex_bps[idx]->state, PERF_EVENT_STATE_ACTIVE);
+	}
+}
+
+/*
+ * The debugger installs its breakpoints without letting perf take flexible
+ * ones off the registers, so a task's flexible breakpoints that hold every
+ * register leave it none, although the slots counted for them would: the
+ * debugger must be refused then, and get a register while one is free.
+ */
+static void test_debugger_gets_a_free_register(struct kunit *test)
+{
+	bool installed;
+
+	flex_debugger_setup(test);
+	flex_add_running(test, flex_slots() - 1);
+	KUNIT_EXPECT_EQ_MSG(test, flex_debugger_try(&installed), 0,
+			    "refused with a register free");
+	KUNIT_EXPECT_TRUE(test, installed);
+
+	flex_add_running(test, 1);
+	KUNIT_EXPECT_EQ_MSG(test, flex_debugger_try(&installed), -ENOSPC,
+			    "reserved with every register taken, installed: %d",
+			    installed);
+}
+
+/*
+ * A reserved breakpoint of the task that is not scheduled in now, here a
+ * disabled one, keeps the register the task's flexible ones left it: perf
+ * may schedule it in without taking them off first.
+ */
+static void test_debugger_spares_task_reserved(struct kunit *test)
+{
+	bool installed;
+	int idx;
+
+	flex_debugger_setup(test);
+	idx = flex_add(test, -1, current, FLEX_PINNED);
+	perf_event_disable(flex_bps[idx]);
+	flex_add_running(test, flex_slots() - 1);
+	KUNIT_EXPECT_EQ_MSG(test, flex_debugger_try(&installed), -ENOSPC,
+			    "took the register of a disabled pinned breakpoint");
+}
+
+/*
+ * The CPU's flexible breakpoints keep the slots counted for them, even when
+ * none is scheduled in now: a cgroup switch schedules them in while the
+ * task's stay.
+ */
+static void test_debugger_spares_cpu_flexible(struct kunit *test)
+{
+	bool installed;
+	int cpu, idx;
+
+	cpu = flex_debugger_setup(test);
+	idx = flex_add(test, cpu, NULL, FLEX_FLEXIBLE);
+	perf_event_disable(flex_bps[idx]);
+	flex_add_running(test, flex_slots() - 1);
+	KUNIT_EXPECT_EQ_MSG(test, flex_debugger_try(&installed), -ENOSPC,
+			    "took the slot of the CPU's flexible breakpoint");
+}
+
 static struct kunit_case hw_breakpoint_flexible_cases[] = {
 	KUNIT_CASE(test_plain_task_keeps_a_register),
 	KUNIT_CASE(test_plain_cpu_keeps_a_register),
@@ -264,6 +397,9 @@ static struct kunit_case hw_breakpoint_flexible_cases[] = {
 	KUNIT_CASE(test_cpu_and_task_mixed),
 	KUNIT_CASE(test_task_on_one_cpu),
 	KUNIT_CASE(test_release_returns_slots),
+	KUNIT_CASE(test_debugger_gets_a_free_register),
+	KUNIT_CASE(test_debugger_spares_task_reserved),
+	KUNIT_CASE(test_debugger_spares_cpu_flexible),
 	{}
 };
 
@@ -288,6 +424,9 @@ static void flex_test_exit(struct kunit *test)
 		if (flex_bps[i])
 			flex_release(i);
 	}
+	if (flex_debugger)
+		unregister_hw_breakpoint(flex_debugger);
+	flex_debugger = NULL;
 	for (int i = 0; i < ARRAY_SIZE(flex_tasks); i++) {
 		if (flex_tasks[i])
 			kthread_stop(flex_tasks[i]);
