@@ -4,9 +4,10 @@
  *
  * Flexible breakpoints (attr.bp_flexible, not pinned) of a task or of a CPU
  * share one register at least and take turns on it; every other breakpoint
- * keeps a register, see the rules above __reserve_bp_slot().  These cases
+ * keeps a register, see the rules above __reserve_bp_slot().  Most cases
  * only create and release events on tasks that never run, so they check
- * what is accepted, not how perf rotates.
+ * what is accepted, not how perf rotates; the debugger's cases schedule the
+ * test's own flexible breakpoints in, as a debugger finds them.
  */
 
 #include <kunit/test.h>

@@ -762,6 +762,64 @@ TEST(task_flexible_beside_cpu_flexible)
 	sched_setaffinity(0, sizeof(old), &old);
 }
 
+/*
+ * The slots counted for a CPU's flexible watchpoints are those of its heaviest
+ * group.  Four single ones that all fit while a disabled group of four was
+ * counted hold every register; once that group is closed, one slot is counted
+ * for them, and a task's plain watchpoint is accepted beside them: it must
+ * find its register and see every write, not the four still scheduled in.
+ */
+TEST(cpu_flexible_share_shrinks)
+{
+	uint64_t writes[NR_FLEX + NR_REGS] = { 0 };
+	int fds[NR_FLEX + NR_REGS];
+	cpu_set_t cpus, old;
+	struct bp_read r;
+
+	memset(fds, -1, sizeof(fds));
+	if (sched_getaffinity(0, sizeof(old), &old))
+		SKIP(return, "sched_getaffinity: %s", strerror(errno));
+	CPU_ZERO(&cpus);
+	CPU_SET(0, &cpus);
+	if (sched_setaffinity(0, sizeof(cpus), &cpus))
+		SKIP(return, "cannot run on CPU 0: %s", strerror(errno));
+
+	/* A group of four on CPU 0 that never runs, then four that do. */
+	for (int i = 0; i < 2 * NR_REGS; i++) {
+		struct perf_event_attr attr;
+
+		watch_attr(&attr, &watched[NR_REGS + i], WATCH_FLEXIBLE, -1);
+		attr.disabled = !i;
+		fds[i] = open_attr(&attr, -1, 0, i && i < NR_REGS ? fds[0] : -1);
+		if (fds[i] >= 0)
+			continue;
+		close_all(fds, i);
+		sched_setaffinity(0, sizeof(old), &old);
+		if (errno == EACCES || errno == EPERM)
+			SKIP(return, "CPU-wide breakpoints need privileges: %s",
+			     strerror(errno));
+		if (errno == EINVAL || errno == EOPNOTSUPP || errno == ENOENT ||
+		    errno == ENODEV)
+			SKIP(return, "kernel has no flexible breakpoints: %s",
+			     strerror(errno));
+		ASSERT_GE(fds[i], 0)
+			TH_LOG("CPU watchpoint %d: %s", i + 1, strerror(errno));
+	}
+	close_all(fds, NR_REGS);
+
+	fds[NR_FLEX] = open_watch(&watched[0], WATCH_PLAIN);
+	ASSERT_GE(fds[NR_FLEX], 0)
+		TH_LOG("plain watchpoint beside one CPU flexible slot: %s",
+		       strerror(errno));
+	write_loop(1, writes);
+	read_watch(_metadata, fds[NR_FLEX], &r);
+	log_watch(0, "plain", &r, writes[0]);
+	EXPECT_EQ(writes[0], r.value);
+	EXPECT_EQ(r.enabled, r.running);
+	close_all(fds, NR_FLEX + 1);
+	sched_setaffinity(0, sizeof(old), &old);
+}
+
 /* Write @pid into the cgroup directory @dir; return 0 or -1. */
 static int cgroup_enter(const char *dir, pid_t pid)
 {
