@@ -716,6 +716,41 @@ TEST(flexible_group_beside_pinned)
 	close_all(fds, 7);
 }
 
+/* Run on CPU 0 only, the old affinity kept in @old.  Return NULL or why not. */
+static const char *run_on_cpu0(cpu_set_t *old)
+{
+	cpu_set_t cpus;
+
+	if (sched_getaffinity(0, sizeof(*old), old)) {
+		snprintf(skip_reason, sizeof(skip_reason), "sched_getaffinity: %s",
+			 strerror(errno));
+		return skip_reason;
+	}
+	CPU_ZERO(&cpus);
+	CPU_SET(0, &cpus);
+	if (sched_setaffinity(0, sizeof(cpus), &cpus)) {
+		snprintf(skip_reason, sizeof(skip_reason), "cannot run on CPU 0: %s",
+			 strerror(errno));
+		return skip_reason;
+	}
+	return NULL;
+}
+
+/* After a CPU watchpoint failed to open: why the kernel cannot, or NULL. */
+static const char *cpu_watch_refused(void)
+{
+	if (errno == EACCES || errno == EPERM)
+		snprintf(skip_reason, sizeof(skip_reason),
+			 "CPU-wide breakpoints need privileges: %s", strerror(errno));
+	else if (errno == EINVAL || errno == EOPNOTSUPP || errno == ENOENT ||
+		 errno == ENODEV)
+		snprintf(skip_reason, sizeof(skip_reason),
+			 "kernel has no flexible breakpoints: %s", strerror(errno));
+	else
+		return NULL;
+	return skip_reason;
+}
+
 /*
  * perf schedules the flexible events of a CPU before those of the task that
  * runs there.  Eight flexible watchpoints of CPU 0 must not take every
@@ -726,32 +761,24 @@ TEST(task_flexible_beside_cpu_flexible)
 {
 	uint64_t writes[NR_FLEX + NR_REGS] = { 0 };
 	int fds[NR_FLEX + NR_REGS];
-	cpu_set_t cpus, old;
 	const char *why;
+	cpu_set_t old;
 
 	memset(fds, -1, sizeof(fds));
-	if (sched_getaffinity(0, sizeof(old), &old))
-		SKIP(return, "sched_getaffinity: %s", strerror(errno));
-	CPU_ZERO(&cpus);
-	CPU_SET(0, &cpus);
-	if (sched_setaffinity(0, sizeof(cpus), &cpus))
-		SKIP(return, "cannot run on CPU 0: %s", strerror(errno));
+	why = run_on_cpu0(&old);
+	if (why)
+		SKIP(return, "%s", why);
 
 	for (int i = 0; i < NR_FLEX; i++) {
 		fds[i] = open_watch_on(&watched[i], WATCH_FLEXIBLE, -1, 0, -1);
 		if (fds[i] >= 0)
 			continue;
+		why = cpu_watch_refused();
+		ASSERT_TRUE(why)
+			TH_LOG("CPU watchpoint %d: %s", i + 1, strerror(errno));
 		close_all(fds, i);
 		sched_setaffinity(0, sizeof(old), &old);
-		if (errno == EACCES || errno == EPERM)
-			SKIP(return, "CPU-wide breakpoints need privileges: %s",
-			     strerror(errno));
-		if (errno == EINVAL || errno == EOPNOTSUPP || errno == ENOENT ||
-		    errno == ENODEV)
-			SKIP(return, "kernel has no flexible breakpoints: %s",
-			     strerror(errno));
-		ASSERT_GE(fds[i], 0)
-			TH_LOG("CPU watchpoint %d: %s", i + 1, strerror(errno));
+		SKIP(return, "%s", why);
 	}
 	why = open_watches(_metadata, fds, NR_FLEX, NR_REGS, WATCH_FLEXIBLE);
 	ASSERT_TRUE(!why);
@@ -773,16 +800,14 @@ TEST(cpu_flexible_share_shrinks)
 {
 	uint64_t writes[NR_FLEX + NR_REGS] = { 0 };
 	int fds[NR_FLEX + NR_REGS];
-	cpu_set_t cpus, old;
 	struct bp_read r;
+	const char *why;
+	cpu_set_t old;
 
 	memset(fds, -1, sizeof(fds));
-	if (sched_getaffinity(0, sizeof(old), &old))
-		SKIP(return, "sched_getaffinity: %s", strerror(errno));
-	CPU_ZERO(&cpus);
-	CPU_SET(0, &cpus);
-	if (sched_setaffinity(0, sizeof(cpus), &cpus))
-		SKIP(return, "cannot run on CPU 0: %s", strerror(errno));
+	why = run_on_cpu0(&old);
+	if (why)
+		SKIP(return, "%s", why);
 
 	/* A group of four on CPU 0 that never runs, then four that do. */
 	for (int i = 0; i < 2 * NR_REGS; i++) {
@@ -793,17 +818,12 @@ TEST(cpu_flexible_share_shrinks)
 		fds[i] = open_attr(&attr, -1, 0, i && i < NR_REGS ? fds[0] : -1);
 		if (fds[i] >= 0)
 			continue;
+		why = cpu_watch_refused();
+		ASSERT_TRUE(why)
+			TH_LOG("CPU watchpoint %d: %s", i + 1, strerror(errno));
 		close_all(fds, i);
 		sched_setaffinity(0, sizeof(old), &old);
-		if (errno == EACCES || errno == EPERM)
-			SKIP(return, "CPU-wide breakpoints need privileges: %s",
-			     strerror(errno));
-		if (errno == EINVAL || errno == EOPNOTSUPP || errno == ENOENT ||
-		    errno == ENODEV)
-			SKIP(return, "kernel has no flexible breakpoints: %s",
-			     strerror(errno));
-		ASSERT_GE(fds[i], 0)
-			TH_LOG("CPU watchpoint %d: %s", i + 1, strerror(errno));
+		SKIP(return, "%s", why);
 	}
 	close_all(fds, NR_REGS);
 
