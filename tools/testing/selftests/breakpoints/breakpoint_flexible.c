@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -774,7 +775,7 @@ TEST(task_flexible_beside_cpu_flexible)
 		if (fds[i] >= 0)
 			continue;
 		why = cpu_watch_refused();
-		ASSERT_TRUE(why)
+		ASSERT_TRUE(!!why)
 			TH_LOG("CPU watchpoint %d: %s", i + 1, strerror(errno));
 		close_all(fds, i);
 		sched_setaffinity(0, sizeof(old), &old);
@@ -819,7 +820,7 @@ TEST(cpu_flexible_share_shrinks)
 		if (fds[i] >= 0)
 			continue;
 		why = cpu_watch_refused();
-		ASSERT_TRUE(why)
+		ASSERT_TRUE(!!why)
 			TH_LOG("CPU watchpoint %d: %s", i + 1, strerror(errno));
 		close_all(fds, i);
 		sched_setaffinity(0, sizeof(old), &old);
@@ -838,6 +839,131 @@ TEST(cpu_flexible_share_shrinks)
 	EXPECT_EQ(r.enabled, r.running);
 	close_all(fds, NR_FLEX + 1);
 	sched_setaffinity(0, sizeof(old), &old);
+}
+
+/* What the parent and the two children of swapped_context_keeps_plain share. */
+struct swap_shared {
+	int phase;		/* enum swap_phase, see swap_get() */
+	uint64_t writes;	/* the writer's writes of watched[0] */
+};
+
+enum swap_phase {
+	SWAP_SPIN,	/* both children yield to each other on CPU 0 */
+	SWAP_WRITE,	/* the writer writes watched[0] for RUN_NS / 4 */
+	SWAP_WRITTEN,	/* and has counted its writes */
+	SWAP_END,
+};
+
+/* The phase, which another process sets. */
+static int swap_get(struct swap_shared *sh)
+{
+	return __atomic_load_n(&sh->phase, __ATOMIC_ACQUIRE);
+}
+
+/* Go to @phase, with what was written before it. */
+static void swap_set(struct swap_shared *sh, int phase)
+{
+	__atomic_store_n(&sh->phase, phase, __ATOMIC_RELEASE);
+}
+
+/*
+ * A child of swapped_context_keeps_plain: yield to its sibling on CPU 0 until
+ * the end, writing watched[0] meanwhile if it is the @writer.  Still yielding
+ * as it writes, so that perf schedules its events out and in again.
+ */
+static __noreturn void swap_child(struct swap_shared *sh, bool writer)
+{
+	uint64_t n = 0, end;
+
+	while (swap_get(sh) == SWAP_SPIN)
+		sched_yield();
+	if (writer) {
+		end = now_ns() + RUN_NS / 4;
+		do {
+			for (int r = 0; r < 64; r++, n++) {
+				watched[0] = n;
+				asm volatile("" ::: "memory");
+			}
+			sched_yield();
+		} while (now_ns() < end);
+		sh->writes = n;
+		swap_set(sh, SWAP_WRITTEN);
+	}
+	while (swap_get(sh) != SWAP_END)
+		sched_yield();
+	_exit(0);
+}
+
+/*
+ * Two children forked with the same four inherited flexible watchpoints have
+ * equivalent contexts, which perf swaps rather than schedules when it
+ * switches from one to the other: each then runs with the other's copies.  A
+ * plain watchpoint opened on one of them goes into the context it holds, and
+ * the flexible copies there were made for its sibling: they must leave it a
+ * register all the same, so that it sees every write.  Whether the contexts
+ * are swapped at the open is chance, so the test opens one in each of
+ * several rounds.
+ */
+TEST(swapped_context_keeps_plain)
+{
+	int fds[NR_REGS], fd, status, bad = 0;
+	struct swap_shared *sh;
+	struct bp_read r;
+	pid_t kids[2];
+	const char *why;
+	cpu_set_t old;
+
+	memset(fds, -1, sizeof(fds));
+	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,
+		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, sh);
+	for (int i = 0; i < NR_REGS; i++) {
+		fds[i] = open_inherited(&watched[NR_REGS + i], WATCH_FLEXIBLE, -1);
+		if (fds[i] >= 0)
+			continue;
+		close_all(fds, i);
+		SKIP(return, "kernel has no flexible breakpoints: %s",
+		     strerror(errno));
+	}
+
+	for (int round = 0; round < 8; round++) {
+		sh->writes = 0;
+		swap_set(sh, SWAP_SPIN);
+		why = run_on_cpu0(&old);
+		ASSERT_TRUE(!why) TH_LOG("%s", why);
+		for (int k = 0; k < 2; k++) {
+			kids[k] = fork();
+			ASSERT_GE(kids[k], 0) TH_LOG("fork: %s", strerror(errno));
+			if (!kids[k])
+				swap_child(sh, k == 1);
+		}
+		/* The parent watches from elsewhere: only the two swap. */
+		sched_setaffinity(0, sizeof(old), &old);
+		usleep(10000 + 5000 * round);
+
+		fd = open_watch_on(&watched[0], WATCH_PLAIN, kids[1], -1, -1);
+		EXPECT_GE(fd, 0) TH_LOG("plain watchpoint on the child: %s",
+					strerror(errno));
+		swap_set(sh, SWAP_WRITE);
+		while (swap_get(sh) != SWAP_WRITTEN)
+			usleep(1000);
+		if (fd >= 0) {
+			read_watch(_metadata, fd, &r);
+			if (r.value != sh->writes || r.running != r.enabled) {
+				log_watch(0, "plain", &r, sh->writes);
+				bad++;
+			}
+			close(fd);
+		}
+		swap_set(sh, SWAP_END);
+		for (int k = 0; k < 2; k++) {
+			ASSERT_EQ(kids[k], waitpid(kids[k], &status, 0));
+			EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
+		}
+	}
+	EXPECT_EQ(0, bad) TH_LOG("%d of 8 rounds missed writes", bad);
+	close_all(fds, NR_REGS);
+	munmap(sh, sizeof(*sh));
 }
 
 /* Write @pid into the cgroup directory @dir; return 0 or -1. */
