@@ -460,6 +460,7 @@ struct tracee {
 	bool killed;		/* we sent SIGKILL */
 	int inject;		/* signal to deliver when resumed */
 	long known;		/* the number of records, -1 if unknown */
+	unsigned long long start;	/* its start time, to tell a reused id */
 	struct ptrace_bts_config m;	/* what STATUS must say */
 };
 
@@ -488,6 +489,8 @@ static struct tracee *find(pid_t tid)
 	return NULL;
 }
 
+static unsigned long long proc_start(pid_t tid);
+
 static struct tracee *add(pid_t tid)
 {
 	int i;
@@ -498,6 +501,7 @@ static struct tracee *add(pid_t tid)
 			tr[i].tid = tid;
 			tr[i].state = T_RUN;
 			tr[i].known = 0;
+			tr[i].start = proc_start(tid);
 			tr[i].m.bts_size = REC;
 			return &tr[i];
 		}
@@ -717,6 +721,31 @@ static char proc_state(pid_t tid)
 	buf[n] = 0;
 	p = strrchr(buf, ')');
 	return p && p[1] == ' ' ? p[2] : '-';
+}
+
+/* The start time of @tid in /proc/TID/stat (field 22), 0 if it has none. */
+static unsigned long long proc_start(pid_t tid)
+{
+	unsigned long long start = 0;
+	char path[64], buf[512], *p;
+	int fd, n, field;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", tid);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	p = strrchr(buf, ')');
+	/* After the name: field 3, the state, then 19 more to the start. */
+	for (field = 2; p && field < 22; field++)
+		p = strchr(p + 1, ' ');
+	if (p)
+		start = strtoull(p + 1, NULL, 10);
+	return start;
 }
 
 /* Whether @tid is in a ptrace stop, by /proc. */
@@ -1318,6 +1347,29 @@ static bool stop_changed(pid_t tid)
 	       si.si_pid == tid;
 }
 
+/*
+ * @t, stopped, holds @n records where the model knows of t->known and of
+ * no recording since: say all there is to know of its stop.
+ */
+static void lost_records(struct tracee *t, long n)
+{
+	struct ptrace_bts_config s = { 0 };
+	siginfo_t si = { 0 };
+	int gsi, gst;
+
+	gsi = bts(PTRACE_GETSIGINFO, t->tid, 0, (unsigned long)&si) ? errno : 0;
+	gst = status_of(t->tid, &s) ? errno : 0;
+	printf("# tracee %d: model {%u, %#x}%s%s, state %c, siginfo %d/%#x (%d)\n",
+	       t->tid, t->m.size, t->m.flags, t->exit_stop ? " at exit" : "",
+	       t->fresh ? " fresh" : "", proc_state(t->tid), si.si_signo,
+	       si.si_code, gsi);
+	printf("# tracee %d: STATUS {%u, %#x, %u} (%d), started %llu, then %llu\n",
+	       t->tid, s.size, s.flags, s.signal, gst, proc_start(t->tid),
+	       t->start);
+	fail(C_COUNTS, "tracee %d: SIZE %ld, expected %ld (not recording since)",
+	     t->tid, n, t->known);
+}
+
 static long size_of(struct tracee *t)
 {
 	long n = bts(PTRACE_BTS_SIZE, t->tid, 0, 0);
@@ -1336,8 +1388,7 @@ static long size_of(struct tracee *t)
 	else if (t->known >= 0 && n != t->known && stop_changed(t->tid))
 		t->known = -1;
 	else if (t->known >= 0 && n != t->known)
-		fail(C_COUNTS, "tracee %d: SIZE %ld, expected %ld (not recording since)",
-		     t->tid, n, t->known);
+		lost_records(t, n);
 	else
 		pass(C_COUNTS);
 	t->known = n;
@@ -1380,6 +1431,7 @@ static void op_get(struct tracee *t)
 	uint64_t want = 0;
 	long n, r;
 
+	cur_what = "GET";
 	n = size_of(t);
 	if (n < 0)
 		return;
@@ -1438,6 +1490,7 @@ static void op_drain(struct tracee *t, bool kill_it)
 	long n, r, i;
 	int err;
 
+	cur_what = kill_it ? "DRAIN while SIGKILLed" : "DRAIN";
 	n = size_of(t);
 	if (n < 0)
 		return;
