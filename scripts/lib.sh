@@ -86,7 +86,7 @@ series_patches() {
 # The patches of the flexible kernel: flexible breakpoints themselves,
 # without their tests and without the rest of the series.
 flexible_patches() {
-	series_patches | grep -x -E '(perf|x86)-hw_breakpoint-flexible\.patch' || true
+	series_patches | grep -x -E '(perf|x86)-hw_breakpoint-flexible\.patch|perf-hw_breakpoint-task-counters\.patch' || true
 }
 
 # The patches laid over the base in $SRC.

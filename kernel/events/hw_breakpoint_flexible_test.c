@@ -11,7 +11,9 @@
  */
 
 #include <kunit/test.h>
+#include <linux/completion.h>
 #include <linux/cpumask.h>
+#include <linux/delay.h>
 #include <linux/err.h>
 #include <linux/hw_breakpoint.h>
 #include <linux/kthread.h>
@@ -389,6 +391,78 @@ static void test_debugger_spares_cpu_flexible(struct kunit *test)
 			    "took the slot of the CPU's flexible breakpoint");
 }
 
+/* What a task that closed its own last breakpoint saw. */
+struct flex_self {
+	struct completion done;
+	int err;
+	bool kept;	/* it still had counters */
+	bool used;	/* hw_breakpoint_is_used() said so */
+};
+
+static int flex_self_thread(void *arg)
+{
+	struct flex_self *self = arg;
+	struct perf_event_attr attr;
+	struct perf_event *bp;
+
+	hw_breakpoint_init(&attr);
+	attr.bp_addr = (unsigned long)&flex_vars[0];
+	attr.bp_len = HW_BREAKPOINT_LEN_1;
+	attr.bp_type = HW_BREAKPOINT_W;
+	bp = perf_event_create_kernel_counter(&attr, -1, current, NULL, NULL);
+	self->err = PTR_ERR_OR_ZERO(bp);
+	if (!self->err) {
+		unregister_hw_breakpoint(bp);
+		self->kept = hw_breakpoint_task_has_counters(current);
+		self->used = hw_breakpoint_is_used();
+	}
+	complete(&self->done);
+	while (!kthread_should_stop())
+		schedule_timeout_interruptible(1);
+	return 0;
+}
+
+/*
+ * A task that closes its own last breakpoint keeps its slot counters for the
+ * next one, counting nothing; they go when it exits.
+ */
+static void test_task_counters_go_at_exit(struct kunit *test)
+{
+	struct flex_self self = { };
+	struct task_struct *tsk;
+	int i;
+
+	init_completion(&self.done);
+	tsk = kthread_run(flex_self_thread, &self, "hw_bp_flex_self");
+	KUNIT_ASSERT_FALSE(test, IS_ERR(tsk));
+	/* Its task_struct, the counters' key, stays ours to look for. */
+	get_task_struct(tsk);
+	wait_for_completion(&self.done);
+	KUNIT_EXPECT_EQ(test, self.err, 0);
+	KUNIT_EXPECT_TRUE_MSG(test, self.kept, "counters freed with the last breakpoint");
+	KUNIT_EXPECT_FALSE_MSG(test, self.used, "counters with no breakpoint count as used");
+
+	/* kthread_stop() returns before do_exit() gets to the counters. */
+	kthread_stop(tsk);
+	for (i = 0; i < 100 && hw_breakpoint_task_has_counters(tsk); i++)
+		msleep(20);
+	KUNIT_EXPECT_FALSE_MSG(test, hw_breakpoint_task_has_counters(tsk),
+			       "counters outlived their task");
+	put_task_struct(tsk);
+}
+
+/* Counters go at once when another task closes a task's last breakpoint. */
+static void test_task_counters_go_with_last_of_other(struct kunit *test)
+{
+	struct task_struct *tsk = flex_task(test, 0);
+	int idx;
+
+	idx = flex_add(test, -1, tsk, FLEX_PINNED);
+	KUNIT_EXPECT_TRUE(test, hw_breakpoint_task_has_counters(tsk));
+	flex_release(idx);
+	KUNIT_EXPECT_FALSE(test, hw_breakpoint_task_has_counters(tsk));
+}
+
 static struct kunit_case hw_breakpoint_flexible_cases[] = {
 	KUNIT_CASE(test_plain_task_keeps_a_register),
 	KUNIT_CASE(test_plain_cpu_keeps_a_register),
@@ -401,6 +475,8 @@ static struct kunit_case hw_breakpoint_flexible_cases[] = {
 	KUNIT_CASE(test_debugger_gets_a_free_register),
 	KUNIT_CASE(test_debugger_spares_task_reserved),
 	KUNIT_CASE(test_debugger_spares_cpu_flexible),
+	KUNIT_CASE(test_task_counters_go_at_exit),
+	KUNIT_CASE(test_task_counters_go_with_last_of_other),
 	{}
 };
 
