@@ -21,6 +21,14 @@
  *              are disabled so that perf does not schedule them: rescheduling
  *              999 enabled events on every open is perf's own cost, the same
  *              for any PMU, and would hide the reservation's.
+ *   open_software_at_N  the same with software events (page faults) in place
+ *              of breakpoints, on every kernel: what perf itself spends per
+ *              event the task already has, even disabled (it walks the
+ *              task's groups to schedule the new one in).  The breakpoint
+ *              reservation costs nothing per breakpoint held when
+ *              open_flexible_at_1000 - open_flexible_at_5 is no more than
+ *              open_software_at_1000 - open_software_at_5: the ratio of the
+ *              two is printed.
  *
  * The other keys end in _pinned or _flexible, the kind of breakpoint used:
  * flexible ones set attr.bp_flexible, or are only non-pinned on a kernel that
@@ -65,17 +73,20 @@ static uint64_t watched[2 + NR_PASSIVE];
 enum measure {
 	OPEN_PINNED, THREAD_PINNED, ENABLE_PINNED,
 	OPEN_FLEXIBLE, THREAD_FLEXIBLE, ENABLE_FLEXIBLE,
-	THREAD_NONE, OPEN_FLEXIBLE_AT_5, OPEN_FLEXIBLE_AT_1000, NR_MEASURES
+	THREAD_NONE, OPEN_SOFTWARE_AT_5, OPEN_SOFTWARE_AT_1000,
+	OPEN_FLEXIBLE_AT_5, OPEN_FLEXIBLE_AT_1000, NR_MEASURES
 };
 
 static const char * const measure_key[NR_MEASURES] = {
 	"open_pinned", "thread_pinned", "enable_pinned",
 	"open_flexible", "thread_flexible", "enable_flexible",
-	"thread_none", "open_flexible_at_5", "open_flexible_at_1000",
+	"thread_none", "open_software_at_5", "open_software_at_1000",
+	"open_flexible_at_5", "open_flexible_at_1000",
 };
 
-/* ns per operation, by measurement and round */
+/* ns per operation, by measurement and round; the median round */
 static uint64_t rounds[NR_MEASURES][REPEATS];
+static uint64_t medians[NR_MEASURES];
 
 struct passive {
 	pthread_t thread;
@@ -87,7 +98,7 @@ static pthread_barrier_t passive_ready;
 static int passive_pipe[2];
 /* The kernel knows attr.bp_flexible. */
 static int have_bp_flexible;
-/* Flexible breakpoints held by open_flexible_at_N. */
+/* Events held by open_*_at_N. */
 static int held[HELD_MAX];
 
 static int open_watch_disabled(uint64_t *addr, pid_t pid, int pinned,
@@ -143,17 +154,44 @@ static uint64_t bench_open(int pinned)
 	return (now_ns() - start) / OPEN_OPS;
 }
 
-/* bench_open() of a flexible breakpoint while @nr_held disabled ones are open. */
-static uint64_t bench_open_at(int nr_held)
+static int open_software(int disabled)
 {
-	uint64_t ns;
+	struct perf_event_attr attr;
+	int fd;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.type = PERF_TYPE_SOFTWARE;
+	attr.size = sizeof(attr);
+	attr.config = PERF_COUNT_SW_PAGE_FAULTS;
+	attr.disabled = disabled;
+	attr.exclude_kernel = 1;
+	attr.exclude_hv = 1;
+
+	fd = syscall(__NR_perf_event_open, &attr, 0, -1, -1, 0);
+	if (fd < 0)
+		ksft_exit_fail_msg("perf_event_open: %s\n", strerror(errno));
+	return fd;
+}
+
+/*
+ * The open and close of a flexible breakpoint (@software: of a software
+ * event) while @nr_held disabled ones are open.
+ */
+static uint64_t bench_open_at(int nr_held, int software)
+{
+	uint64_t start, ns;
 
 	for (int i = 0; i < nr_held; i++) {
-		held[i] = open_watch_disabled(&watched[0], 0, 0, 0, 1);
+		held[i] = software ? open_software(1) :
+				     open_watch_disabled(&watched[0], 0, 0, 0, 1);
 		if (held[i] < 0)
 			ksft_exit_fail_msg("perf_event_open: %s\n", strerror(errno));
 	}
-	ns = bench_open(0);
+	start = now_ns();
+	for (int i = 0; i < OPEN_OPS; i++)
+		close(software ? open_software(0) :
+				 must_open_watch(&watched[0], 0, 0, 0));
+	ns = (now_ns() - start) / OPEN_OPS;
 	for (int i = 0; i < nr_held; i++)
 		close(held[i]);
 	return ns;
@@ -296,11 +334,13 @@ int main(void)
 		have_bp_flexible = 0;
 	} else {
 		close(fd);
-		if (setrlimit(RLIMIT_NOFILE, &files))
-			printf("# no open_flexible_at_N: setrlimit: %s\n", strerror(errno));
-		else
-			measures = NR_MEASURES;
 	}
+	if (setrlimit(RLIMIT_NOFILE, &files))
+		printf("# no open_*_at_N: setrlimit: %s\n", strerror(errno));
+	else if (have_bp_flexible)
+		measures = NR_MEASURES;
+	else
+		measures = OPEN_SOFTWARE_AT_1000 + 1;
 
 	/*
 	 * Keep every thread on one CPU: a thread started on another CPU
@@ -321,14 +361,34 @@ int main(void)
 			rounds[first + 1][r] = bench_thread(pinned);
 			rounds[first + 2][r] = run_enable(pinned);
 		}
+	}
+	/*
+	 * Rounds of their own: the thousands of events they free, after an
+	 * RCU grace period, would otherwise be freed in the measurements
+	 * above.
+	 */
+	for (int r = 0; r < REPEATS; r++) {
+		if (measures > OPEN_SOFTWARE_AT_5) {
+			rounds[OPEN_SOFTWARE_AT_5][r] = bench_open_at(4, 1);
+			rounds[OPEN_SOFTWARE_AT_1000][r] = bench_open_at(HELD_MAX, 1);
+		}
 		if (measures > OPEN_FLEXIBLE_AT_5) {
-			rounds[OPEN_FLEXIBLE_AT_5][r] = bench_open_at(4);
-			rounds[OPEN_FLEXIBLE_AT_1000][r] = bench_open_at(HELD_MAX);
+			rounds[OPEN_FLEXIBLE_AT_5][r] = bench_open_at(4, 0);
+			rounds[OPEN_FLEXIBLE_AT_1000][r] = bench_open_at(HELD_MAX, 0);
 		}
 	}
 
-	for (int m = 0; m < measures; m++)
+	for (int m = 0; m < measures; m++) {
+		medians[m] = median(rounds[m], REPEATS);
 		printf("BENCH %s %llu\n", measure_key[m],
-		       (unsigned long long)median(rounds[m], REPEATS));
+		       (unsigned long long)medians[m]);
+	}
+	if (measures == NR_MEASURES &&
+	    medians[OPEN_SOFTWARE_AT_1000] > medians[OPEN_SOFTWARE_AT_5])
+		printf("ratio open_at_1000 - open_at_5, flexible/software: %.3f\n",
+		       ((double)medians[OPEN_FLEXIBLE_AT_1000] -
+			(double)medians[OPEN_FLEXIBLE_AT_5]) /
+		       (double)(medians[OPEN_SOFTWARE_AT_1000] -
+				medians[OPEN_SOFTWARE_AT_5]));
 	return 0;
 }
