@@ -754,6 +754,25 @@ static bool traced_stop(pid_t tid)
 	return proc_state(tid) == 't';
 }
 
+/*
+ * @t is in a ptrace stop whose report never came: it may have run since the
+ * model last saw it, and the stop may be its exit stop, which its siginfo
+ * tells.
+ */
+static void stopped_unreported(struct tracee *t)
+{
+	const int exit_code = SIGTRAP | (PTRACE_EVENT_EXIT << 8);
+	siginfo_t si = { 0 };
+
+	if (t->m.flags & (PTRACE_BTS_O_TRACE | PTRACE_BTS_O_SCHED))
+		t->known = -1;
+	if (!bts(PTRACE_GETSIGINFO, t->tid, 0, (unsigned long)&si))
+		t->exit_stop = si.si_code == exit_code;
+	trace("%d: exit stop: %d", t->tid, t->exit_stop);
+	t->state = T_STOP;
+	t->inject = 0;
+}
+
 static bool wait_stop(struct tracee *t)
 {
 	uint64_t quiet_since = now_ms();
@@ -794,8 +813,7 @@ static bool wait_stop(struct tracee *t)
 			 * no report.  It is stopped all the same.
 			 */
 			trace("%d: stopped without a report", t->tid);
-			t->state = T_STOP;
-			t->inject = 0;
+			stopped_unreported(t);
 			break;
 		}
 		if (now_ms() - quiet_since >= 2000)
@@ -1473,10 +1491,14 @@ static pid_t killer(pid_t tid)
  */
 static void sigkilled_at_exit(struct tracee *t)
 {
-	if (t->state == T_STOP && t->exit_stop)
+	if (t->state == T_STOP && t->exit_stop) {
 		resume(t);
-	else
-		t->state = T_RUN;
+		return;
+	}
+	/* It runs to its exit stop, recording on the way. */
+	if (t->m.flags & (PTRACE_BTS_O_TRACE | PTRACE_BTS_O_SCHED))
+		t->known = -1;
+	t->state = T_RUN;
 }
 
 static void op_drain(struct tracee *t, bool kill_it)
@@ -1530,6 +1552,9 @@ static void op_drain(struct tracee *t, bool kill_it)
 		       E(ESRCH) | E(EIO), "killed");
 		if (r >= 0 && r < n)
 			fail(C_COUNTS, "DRAIN of a killed tracee returned %ld, SIZE was %ld", r, n);
+		/* Served, it emptied the buffer: SIGKILL waits for the request. */
+		if (r >= 0)
+			t->known = 0;
 		sigkilled_at_exit(t);
 		wait_stop(t);
 		return;
@@ -1751,8 +1776,8 @@ static void op_tracer_death(void)
 	if (sub < 0)
 		return;
 	if (!sub) {
-		int st, go[2];
 		siginfo_t si;
+		int go[2];
 		pid_t t2;
 		char ch;
 
@@ -1767,11 +1792,17 @@ static void op_tracer_death(void)
 				_exit(0);
 			tracee_main(seed);
 		}
+		/*
+		 * Never reap it: one that exits before it stops (an exec
+		 * that failed, its exit()) is the worker's to see dead,
+		 * and its id must name no other task meanwhile.
+		 */
 		if (bts(PTRACE_SEIZE, t2, 0, 0) || write(go[1], "g", 1) != 1 ||
 		    bts(PTRACE_INTERRUPT, t2, 0, 0) ||
-		    waitpid(t2, &st, __WALL) != t2)
+		    waitid(P_PID, t2, &si, WSTOPPED | WEXITED | WNOWAIT | __WALL))
 			_exit(2);
-		if (bts(PTRACE_BTS_CONFIG, t2, (unsigned long)&c, CFG) &&
+		if (si.si_code == CLD_TRAPPED &&
+		    bts(PTRACE_BTS_CONFIG, t2, (unsigned long)&c, CFG) &&
 		    (!(c.flags & PTRACE_BTS_O_TRACE) || errno != EBUSY)) {
 			printf("# tracer death: CONFIG %#x: %s\n", c.flags,
 			       strerror(errno));
