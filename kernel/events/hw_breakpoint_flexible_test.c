@@ -13,7 +13,6 @@
 #include <kunit/test.h>
 #include <linux/completion.h>
 #include <linux/cpumask.h>
-#include <linux/delay.h>
 #include <linux/err.h>
 #include <linux/hw_breakpoint.h>
 #include <linux/kthread.h>
@@ -423,31 +422,57 @@ static int flex_self_thread(void *arg)
 }
 
 /*
+ * Start a task that closes its own breakpoint and then waits to be stopped;
+ * return it with a reference, its task_struct being the counters' key.
+ */
+static struct task_struct *flex_self_start(struct kunit *test,
+					   struct flex_self *self)
+{
+	struct task_struct *tsk;
+
+	init_completion(&self->done);
+	tsk = kthread_run(flex_self_thread, self, "hw_bp_flex_self");
+	KUNIT_ASSERT_FALSE(test, IS_ERR(tsk));
+	get_task_struct(tsk);
+	wait_for_completion(&self->done);
+	KUNIT_EXPECT_EQ(test, self->err, 0);
+	KUNIT_EXPECT_TRUE_MSG(test, self->kept, "counters freed with the last breakpoint");
+	KUNIT_EXPECT_FALSE_MSG(test, self->used, "counters with no breakpoint count as used");
+	return tsk;
+}
+
+/*
  * A task that closes its own last breakpoint keeps its slot counters for the
- * next one, counting nothing; they go when it exits.
+ * next one, counting nothing; they go when it exits, before kthread_stop()
+ * returns (perf_event_exit_task() comes before the exit of its mm).
  */
 static void test_task_counters_go_at_exit(struct kunit *test)
 {
 	struct flex_self self = { };
-	struct task_struct *tsk;
-	int i;
+	struct task_struct *tsk = flex_self_start(test, &self);
 
-	init_completion(&self.done);
-	tsk = kthread_run(flex_self_thread, &self, "hw_bp_flex_self");
-	KUNIT_ASSERT_FALSE(test, IS_ERR(tsk));
-	/* Its task_struct, the counters' key, stays ours to look for. */
-	get_task_struct(tsk);
-	wait_for_completion(&self.done);
-	KUNIT_EXPECT_EQ(test, self.err, 0);
-	KUNIT_EXPECT_TRUE_MSG(test, self.kept, "counters freed with the last breakpoint");
-	KUNIT_EXPECT_FALSE_MSG(test, self.used, "counters with no breakpoint count as used");
-
-	/* kthread_stop() returns before do_exit() gets to the counters. */
 	kthread_stop(tsk);
-	for (i = 0; i < 100 && hw_breakpoint_task_has_counters(tsk); i++)
-		msleep(20);
 	KUNIT_EXPECT_FALSE_MSG(test, hw_breakpoint_task_has_counters(tsk),
 			       "counters outlived their task");
+	put_task_struct(tsk);
+}
+
+/*
+ * Kept counters serve the next breakpoint, whoever opens it; when another
+ * task closes that one, they go at once.
+ */
+static void test_task_counters_kept_then_reused(struct kunit *test)
+{
+	struct flex_self self = { };
+	struct task_struct *tsk = flex_self_start(test, &self);
+	int idx;
+
+	idx = flex_add(test, -1, tsk, FLEX_PINNED);
+	KUNIT_EXPECT_TRUE(test, hw_breakpoint_is_used());
+	flex_release(idx);
+	KUNIT_EXPECT_FALSE_MSG(test, hw_breakpoint_task_has_counters(tsk),
+			       "counters kept after another task closed the last breakpoint");
+	kthread_stop(tsk);
 	put_task_struct(tsk);
 }
 
@@ -476,6 +501,7 @@ static struct kunit_case hw_breakpoint_flexible_cases[] = {
 	KUNIT_CASE(test_debugger_spares_task_reserved),
 	KUNIT_CASE(test_debugger_spares_cpu_flexible),
 	KUNIT_CASE(test_task_counters_go_at_exit),
+	KUNIT_CASE(test_task_counters_kept_then_reused),
 	KUNIT_CASE(test_task_counters_go_with_last_of_other),
 	{}
 };
