@@ -400,15 +400,9 @@ struct flex_self {
 
 static int flex_self_thread(void *arg)
 {
+	struct perf_event *bp = flex_create(-1, current, FLEX_PLAIN);
 	struct flex_self *self = arg;
-	struct perf_event_attr attr;
-	struct perf_event *bp;
 
-	hw_breakpoint_init(&attr);
-	attr.bp_addr = (unsigned long)&flex_vars[0];
-	attr.bp_len = HW_BREAKPOINT_LEN_1;
-	attr.bp_type = HW_BREAKPOINT_W;
-	bp = perf_event_create_kernel_counter(&attr, -1, current, NULL, NULL);
 	self->err = PTR_ERR_OR_ZERO(bp);
 	if (!self->err) {
 		unregister_hw_breakpoint(bp);
