@@ -1133,6 +1133,32 @@ static bool holds_perf_bts(void)
 	return false;
 }
 
+/*
+ * perf's BTS users and O_TRACE tracers exclude each other, and whichever side
+ * holds BTS first tends to keep it for the whole run: the workers' perf slots
+ * are rarely all free of BTS events at once, nor their tracees all without
+ * O_TRACE.  They take turns by the clock: in every other period of
+ * PERF_BTS_TURN_MS the workers open no perf BTS event and close theirs.
+ */
+#define PERF_BTS_TURN_MS	5000
+
+static bool perf_bts_turn(void)
+{
+	return (now_ms() / PERF_BTS_TURN_MS) % 2 == 0;
+}
+
+static void close_perf_bts(void)
+{
+	int i;
+
+	for (i = 0; i < MAX_PERF; i++) {
+		if (perf_fds[i] > 0 && perf_is_bts[i]) {
+			close(perf_fds[i]);
+			perf_fds[i] = 0;
+		}
+	}
+}
+
 static bool traces_branches(void)
 {
 	int i;
@@ -1674,7 +1700,7 @@ static void op_perf(struct tracee *t)
 	struct perf_event_attr a = { .size = sizeof(a) };
 	int slot, fd, type, cpu = -1;
 	pid_t pid = t ? t->tid : 0;
-	bool is_bts = chance(70);
+	bool is_bts = chance(70) && perf_bts_turn();
 
 	for (slot = 0; slot < MAX_PERF; slot++)
 		if (perf_fds[slot] <= 0)
@@ -2039,6 +2065,8 @@ static void one_op(void)
 		spawn();
 		return;
 	}
+	if (!perf_bts_turn())
+		close_perf_bts();
 	t = pick();
 	if (!t)
 		return;
