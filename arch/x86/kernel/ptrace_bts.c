@@ -56,8 +56,11 @@ static_assert(offsetof(struct bts_struct, clock) == 24);
 static_assert(sizeof(struct ds_bts_record) == DS_BTS_RECORD_SIZE);
 static_assert(PTRACE_BTS_SIZE_MAX / sizeof(struct bts_struct) <= INT_MAX);
 
-/* Records translated per copy to user space. */
-#define PTRACE_BTS_CHUNK	(PAGE_SIZE / sizeof(struct bts_struct))
+/*
+ * Records translated per copy to user space, on the stack: DRAIN needs no
+ * memory, so it has no ENOMEM to fail with.
+ */
+#define PTRACE_BTS_CHUNK	16
 
 /**
  * struct ptrace_bts - the branch trace of one tracee
@@ -857,10 +860,9 @@ static int ptrace_bts_get(struct ptrace_bts *bts, void __user *urec,
 static long ptrace_bts_drain(struct ptrace_bts *bts, void __user *urecs,
 			     unsigned long usize)
 {
+	struct bts_struct chunk[PTRACE_BTS_CHUNK];
 	struct bts_struct __user *out = urecs;
 	size_t first, count, i, n, j;
-	struct bts_struct *chunk;
-	long err = 0;
 	u32 pid;
 
 	if (!bts)
@@ -871,31 +873,19 @@ static long ptrace_bts_drain(struct ptrace_bts *bts, void __user *urecs,
 	if (usize / sizeof(*out) < count)
 		return -EIO;
 
-	chunk = kmalloc_array(PTRACE_BTS_CHUNK, sizeof(*chunk), GFP_KERNEL);
-	if (!chunk)
-		return -ENOMEM;
-
 	pid = ptrace_bts_pid(bts);
 	for (i = 0; i < count; i += n) {
-		n = min(count - i, PTRACE_BTS_CHUNK);
+		n = min_t(size_t, count - i, PTRACE_BTS_CHUNK);
 		for (j = 0; j < n; j++)
 			ptrace_bts_translate(ptrace_bts_at(bts, first, i + j),
 					     pid, &chunk[j]);
-		if (copy_to_user(out + i, chunk, n * sizeof(*chunk))) {
-			err = -EFAULT;
-			break;
-		}
+		if (copy_to_user(out + i, chunk, n * sizeof(*chunk)))
+			return -EFAULT;
 		/* A tracer being killed stops here; the records stay. */
-		if (fatal_signal_pending(current)) {
-			err = -EINTR;
-			break;
-		}
+		if (fatal_signal_pending(current))
+			return -EINTR;
 		cond_resched();
 	}
-	kfree(chunk);
-	if (err)
-		return err;
-
 	ptrace_bts_empty(bts);
 	return count;
 }

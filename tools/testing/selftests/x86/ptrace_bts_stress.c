@@ -2269,6 +2269,39 @@ static void fi_probability(unsigned int p)
 	fi_set("fail_page_alloc/probability", v);
 }
 
+/* DRAIN allocates nothing: every allocation failing, it still works. */
+static void drain_under_faults(struct tracee *t)
+{
+	struct bts_struct *recs;
+	long n, r;
+	int err;
+
+	cur_what = "DRAIN under fault injection";
+	n = bts(PTRACE_BTS_SIZE, t->tid, 0, 0);
+	if (n < 0) {
+		fail(C_FAULTS, "SIZE before DRAIN: %s", strerror(errno));
+		return;
+	}
+	/* Touched now: no page fault in DRAIN's copy needs a page. */
+	recs = calloc(n + 1, REC);
+	if (!recs)
+		return;
+	memset(recs, 0xa5, (n + 1) * REC);
+	fi_probability(100);
+	fi_arm(true);
+	r = bts(PTRACE_BTS_DRAIN, t->tid, (unsigned long)recs, (n + 1) * REC);
+	err = errno;
+	fi_arm(false);
+	fi_probability(0);
+	free(recs);
+	if (r != n)
+		fail(C_FAULTS, "DRAIN of %ld records with every allocation failing: %s",
+		     n, r < 0 ? strerror(err) : "another count");
+	else
+		pass(C_FAULTS);
+	t->known = 0;
+}
+
 static int fault_phase(int trials, const char **skip)
 {
 	struct perf_event_attr a = { .size = sizeof(a) };
@@ -2309,7 +2342,7 @@ static int fault_phase(int trials, const char **skip)
 		if (status_of(t->tid, &before))
 			break;
 		memset(&c, 0, sizeof(c));
-		switch (below(5)) {
+		switch (below(6)) {
 		case 0:
 		case 1:
 		case 2:
@@ -2347,6 +2380,9 @@ static int fault_phase(int trials, const char **skip)
 				close(fd);
 			else if (err == ENOMEM)
 				injected++;
+			continue;
+		case 5:
+			drain_under_faults(t);
 			continue;
 		}
 		cur_what = "CONFIG under fault injection";
