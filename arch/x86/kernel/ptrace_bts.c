@@ -23,8 +23,9 @@
 #include <linux/cred.h>
 #include <linux/err.h>
 #include <linux/irq_work.h>
-#include <linux/llist.h>
+#include <linux/list.h>
 #include <linux/minmax.h>
+#include <linux/mutex.h>
 #include <linux/mm.h>
 #include <linux/perf_event.h>
 #include <linux/pid.h>
@@ -38,6 +39,7 @@
 #include <linux/user_namespace.h>
 #include <linux/signal.h>
 #include <linux/slab.h>
+#include <linux/spinlock.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
 #include <linux/vmalloc.h>
@@ -86,7 +88,10 @@ static_assert(PTRACE_BTS_SIZE_MAX / sizeof(struct bts_struct) <= INT_MAX);
  *	undo; see ptrace_bts_cancel_stop_signal().  Under the task's siglock.
  * @orphan: the ptrace link it was made for is gone; see rule 4 below
  * @signal_work: sends @signal, see ptrace_bts_signal()
- * @reap: on the list of orphans, see ptrace_bts_unlink()
+ * @charge_root: once an orphan, the root of @ucounts' users, see
+ *	ptrace_bts_charge_root(); %NULL if nothing is charged
+ * @orphan_seq: once an orphan, its number in the order orphans were made
+ * @orphan_node: on ptrace_bts_orphans
  */
 struct ptrace_bts {
 	struct task_struct *task;
@@ -104,11 +109,13 @@ struct ptrace_bts {
 	int delivered;
 	bool orphan;
 	struct irq_work signal_work;
-	struct llist_node reap;
+	const struct ucounts *charge_root;
+	u64 orphan_seq;
+	struct list_head orphan_node;
 };
 
 /*
- * Serialization, without a lock of our own:
+ * Serialization of a trace, without a lock of its own:
  *
  * 1. A task's thread.ptrace_bts is set and its struct ptrace_bts used by
  *    the task's tracer while the task is frozen in a ptrace stop
@@ -123,8 +130,9 @@ struct ptrace_bts {
  *    runs in the tracer's own thread (detach, its exit) or for a task
  *    that is dead, so never during a request (rule 1); it can run while
  *    the task exits, which is what xchg() decides.
- * 3. An orphan, a trace whose link is gone, belongs to ptrace_bts_reaper
- *    alone.  It keeps recording until the reaper releases it, but nobody
+ * 3. An orphan, a trace whose link is gone, belongs to whoever takes it
+ *    off ptrace_bts_orphans: the reaper, or a CONFIG that wants what it
+ *    holds.  It keeps recording until it is freed, but nobody
  *    sees its records and it sends no signal (rule 4).
  * 4. The overflow signal is sent under the task's siglock, unless @orphan
  *    is set; ptrace_bts_unlink() sets @orphan under the same siglock
@@ -135,16 +143,14 @@ struct ptrace_bts {
  *    @signal_work; ptrace_bts_commit() sets @signal after ds_replace()
  *    waited for the old tracer's callback and before the new tracer has
  *    a record.
- * 6. Hence no global lock: a tracer whose copy to user space faults slowly
- *    (userfaultfd) holds up no one but itself.
+ * 6. Hence no global lock held across a request: a tracer whose copy to
+ *    user space faults slowly (userfaultfd) holds up no one but itself.
+ *    Only orphans are on a global list, see ptrace_bts_orphans.
  */
 static void ptrace_bts_assert_frozen(struct task_struct *task)
 {
 	WARN_ON_ONCE(!(READ_ONCE(task->jobctl) & JOBCTL_PTRACE_FROZEN));
 }
-
-/* Orphans, released by ptrace_bts_reaper; see ptrace_bts_unlink(). */
-static LLIST_HEAD(ptrace_bts_orphans);
 
 /*
  * Memory accounting: the buffer is locked kernel memory the tracer asked
@@ -486,17 +492,174 @@ static void ptrace_bts_free(struct ptrace_bts *bts)
 	kfree(bts);
 }
 
-/* Frees the orphans; see ptrace_bts_unlink(). */
+/*
+ * Orphans.
+ *
+ * A trace whose ptrace link went (ptrace_bts_unlink()) cannot be freed
+ * there: giving back its BTS sleeps.  It waits on ptrace_bts_orphans, in
+ * the order the links went, for the reaper.  A CONFIG that failed for
+ * want of what some orphans hold does not wait for the others: it frees
+ * those itself, see ptrace_bts_apply_after_orphans().
+ *
+ * An orphan is taken off the list and freed by the holder of
+ * ptrace_bts_reap_mutex, one per hold, so a CONFIG waits for the one
+ * being freed, if any, by taking the mutex.  @ptrace_bts_orphans_made
+ * numbers the orphans; @ptrace_bts_orphans_freed counts those freed, so
+ * that a CONFIG can tell whether one went between its try and its look at
+ * the list.  The list and the numbers are under ptrace_bts_orphans_lock,
+ * which ptrace_bts_unlink() takes inside siglock; the count is also read
+ * without it, with acquire: it is released once everything the freed
+ * orphan held was given back.
+ */
+static DEFINE_MUTEX(ptrace_bts_reap_mutex);
+static DEFINE_SPINLOCK(ptrace_bts_orphans_lock);
+static LIST_HEAD(ptrace_bts_orphans);
+static unsigned long ptrace_bts_orphans_freed;
+static u64 ptrace_bts_orphans_made;
+
+/* Which orphans a failed CONFIG wants gone. */
+enum ptrace_bts_want {
+	PTRACE_BTS_WANT_NOTHING	= 0,
+	PTRACE_BTS_WANT_BTS	= BIT(0),	/* -EBUSY: its tracee's */
+	PTRACE_BTS_WANT_USER	= BIT(1),	/* -ENOMEM: its user's */
+	PTRACE_BTS_WANT_ANY	= BIT(2),	/* the reaper: all */
+};
+
+/*
+ * A charge counts against every user from @ucounts up through the owners
+ * of its user namespaces (inc_rlimit_ucounts()).  Those users form a tree
+ * whose roots are the users of the initial namespace, so two charges meet
+ * at some user if, and only if, they go up to the same root.
+ */
+static const struct ucounts *ptrace_bts_charge_root(struct ucounts *ucounts)
+{
+	while (ucounts->ns->ucounts)
+		ucounts = ucounts->ns->ucounts;
+	return ucounts;
+}
+
+/* Whether orphan @bts holds what a CONFIG of @child wants, see above. */
+static bool ptrace_bts_orphan_in_the_way(const struct ptrace_bts *bts,
+					 const struct task_struct *child,
+					 enum ptrace_bts_want want,
+					 const struct ucounts *root)
+{
+	switch (want) {
+	case PTRACE_BTS_WANT_BTS:
+		return bts->task == child;
+	case PTRACE_BTS_WANT_USER:
+		return bts->charge_root && bts->charge_root == root;
+	case PTRACE_BTS_WANT_ANY:
+		return true;
+	case PTRACE_BTS_WANT_NOTHING:
+		break;
+	}
+	return false;
+}
+
+/*
+ * Take off the list the first orphan made up to number @last that is in
+ * the way (see above), for the caller to free.
+ */
+static struct ptrace_bts *
+ptrace_bts_take_orphan(const struct task_struct *child,
+		       enum ptrace_bts_want want, const struct ucounts *root,
+		       u64 last)
+{
+	struct ptrace_bts *bts, *found = NULL;
+
+	lockdep_assert_held(&ptrace_bts_reap_mutex);
+
+	spin_lock_irq(&ptrace_bts_orphans_lock);
+	list_for_each_entry(bts, &ptrace_bts_orphans, orphan_node) {
+		if (bts->orphan_seq > last)
+			break;
+		if (ptrace_bts_orphan_in_the_way(bts, child, want, root)) {
+			found = bts;
+			list_del(&bts->orphan_node);
+			break;
+		}
+	}
+	spin_unlock_irq(&ptrace_bts_orphans_lock);
+	return found;
+}
+
+/* Free @bts, which the caller took off the list. */
+static void ptrace_bts_free_orphan(struct ptrace_bts *bts)
+{
+	lockdep_assert_held(&ptrace_bts_reap_mutex);
+
+	ptrace_bts_free(bts);
+	spin_lock_irq(&ptrace_bts_orphans_lock);
+	/* Pairs with the acquire in ptrace_bts_apply_after_orphans(). */
+	smp_store_release(&ptrace_bts_orphans_freed,
+			  ptrace_bts_orphans_freed + 1);
+	spin_unlock_irq(&ptrace_bts_orphans_lock);
+}
+
 static void ptrace_bts_reap(struct work_struct *work)
 {
-	struct llist_node *orphans = llist_del_all(&ptrace_bts_orphans);
-	struct ptrace_bts *bts, *next;
+	struct ptrace_bts *bts;
 
-	llist_for_each_entry_safe(bts, next, orphans, reap)
-		ptrace_bts_free(bts);
+	do {
+		mutex_lock(&ptrace_bts_reap_mutex);
+		bts = ptrace_bts_take_orphan(NULL, PTRACE_BTS_WANT_ANY, NULL,
+					     U64_MAX);
+		if (bts)
+			ptrace_bts_free_orphan(bts);
+		mutex_unlock(&ptrace_bts_reap_mutex);
+	} while (bts);
 }
 
 static DECLARE_WORK(ptrace_bts_reaper, ptrace_bts_reap);
+
+/*
+ * What a CONFIG of @child that failed for want of @want knew before it
+ * tried: the count of freed orphans, and the number of the last orphan
+ * made.  Later orphans are not its business.
+ */
+struct ptrace_bts_orphans_seen {
+	unsigned long freed;
+	u64 last;
+};
+
+/* What ptrace_bts_free_orphan_in_the_way() did. */
+enum ptrace_bts_freed {
+	PTRACE_BTS_FREED_NOTHING,	/* nothing was given back */
+	PTRACE_BTS_FREED_ELSEWHERE,	/* an orphan went, maybe not one in the way */
+	PTRACE_BTS_FREED_IN_THE_WAY,	/* it freed one in the way */
+};
+
+/*
+ * Free one orphan in the way of a CONFIG of @child that failed for want
+ * of @want, made before the CONFIG first tried; else tell whether an
+ * orphan went since @seen, waiting for the one being freed if any.
+ */
+static enum ptrace_bts_freed
+ptrace_bts_free_orphan_in_the_way(struct task_struct *child,
+				  enum ptrace_bts_want want,
+				  const struct ptrace_bts_orphans_seen *seen)
+{
+	const struct ucounts *root = ptrace_bts_charge_root(current_ucounts());
+	struct ptrace_bts *bts;
+	bool moved;
+
+	/* A tracer being killed need not know; its tracee waits for it. */
+	if (mutex_lock_killable(&ptrace_bts_reap_mutex))
+		return PTRACE_BTS_FREED_NOTHING;
+	/* None is being freed: the mutex is ours. */
+	spin_lock_irq(&ptrace_bts_orphans_lock);
+	moved = ptrace_bts_orphans_freed != seen->freed;
+	spin_unlock_irq(&ptrace_bts_orphans_lock);
+	bts = ptrace_bts_take_orphan(child, want, root, seen->last);
+	if (bts)
+		ptrace_bts_free_orphan(bts);
+	mutex_unlock(&ptrace_bts_reap_mutex);
+
+	if (bts)
+		return PTRACE_BTS_FREED_IN_THE_WAY;
+	return moved ? PTRACE_BTS_FREED_ELSEWHERE : PTRACE_BTS_FREED_NOTHING;
+}
 
 /*
  * PTRACE_BTS_CONFIG.
@@ -522,6 +685,8 @@ static DECLARE_WORK(ptrace_bts_reaper, ptrace_bts_reap);
  * @count: the number of records in @snap
  * @sigq: the overflow signal's sigqueue, when %PTRACE_BTS_O_SIGNAL is asked
  *	for the first time; the trace keeps it once the configuration holds
+ * @charged: the tracer's user was charged for @buf, or would have been
+ *	but for its RLIMIT_MEMLOCK
  */
 struct ptrace_bts_prep {
 	struct ds_bts_record *buf;
@@ -531,6 +696,7 @@ struct ptrace_bts_prep {
 	struct ds_bts_record *snap;
 	size_t count;
 	struct sigqueue *sigq;
+	bool charged;
 };
 
 /* Free what ptrace_bts_prepare() got for @bts and nothing uses. */
@@ -654,6 +820,7 @@ static int ptrace_bts_prepare(struct ptrace_bts *bts,
 		prep->nr = cfg->size / sizeof(struct bts_struct);
 		prep->pages = ptrace_bts_pages(prep->nr);
 		ucounts = ptrace_bts_charge(prep->pages);
+		prep->charged = ucounts && ucounts != ERR_PTR(-EPERM);
 		if (IS_ERR(ucounts))
 			return PTR_ERR(ucounts);
 		prep->ucounts = ucounts;
@@ -732,9 +899,13 @@ static int ptrace_bts_commit(struct ptrace_bts *bts,
 	return 0;
 }
 
-/* Make @bts record as @cfg asks, or leave it as it was. */
+/*
+ * Make @bts record as @cfg asks, or leave it as it was and say in @want
+ * which orphans might have been holding what it needed.
+ */
 static int ptrace_bts_apply(struct ptrace_bts *bts,
-			    const struct ptrace_bts_config *cfg)
+			    const struct ptrace_bts_config *cfg,
+			    enum ptrace_bts_want *want)
 {
 	struct ptrace_bts_prep prep = { };
 	int err;
@@ -743,26 +914,57 @@ static int ptrace_bts_apply(struct ptrace_bts *bts,
 	if (!err)
 		err = ptrace_bts_commit(bts, cfg, &prep);
 	ptrace_bts_discard(bts, &prep);
+
+	if (err == -EBUSY)
+		*want = PTRACE_BTS_WANT_BTS;
+	else if (err == -ENOMEM && prep.charged)
+		*want = PTRACE_BTS_WANT_USER;
+	else
+		*want = PTRACE_BTS_WANT_NOTHING;
 	return err;
 }
 
 /*
- * Apply @cfg to @bts.  A tracer that went away without detaching leaves
- * its trace to the reaper, which gives back the tracee's BTS tracer and
- * the pages charged to the user a little later; a CONFIG that fails for
- * want of either waits for the reaper and tries once more.  Other CONFIGs
- * do not wait for other users' orphans.
+ * Apply @cfg to @bts of @child.  A tracer that went away without
+ * detaching left its traces to the reaper, which gives back their BTS and
+ * charges a little later.  A CONFIG that fails for want of what such
+ * orphans hold frees them, one at a time, trying again after each, until
+ * it succeeds or none made before it first tried is in its way; it waits
+ * for an orphan of someone else's only while that one is being freed,
+ * once for each want.  Freeing the user's orphans may make it fail for
+ * its tracee's BTS next.
  */
-static int ptrace_bts_apply_after_orphans(struct ptrace_bts *bts,
+static int ptrace_bts_apply_after_orphans(struct task_struct *child,
+					  struct ptrace_bts *bts,
 					  const struct ptrace_bts_config *cfg)
 {
-	int err = ptrace_bts_apply(bts, cfg);
+	struct ptrace_bts_orphans_seen seen;
+	unsigned int elsewhere = 0;
+	enum ptrace_bts_want want;
+	int err;
 
-	if (err == -EBUSY || err == -ENOMEM) {
-		flush_work(&ptrace_bts_reaper);
-		err = ptrace_bts_apply(bts, cfg);
+	spin_lock_irq(&ptrace_bts_orphans_lock);
+	seen.last = ptrace_bts_orphans_made;
+	spin_unlock_irq(&ptrace_bts_orphans_lock);
+	for (;;) {
+		/* Pairs with the release in ptrace_bts_free_orphan(). */
+		seen.freed = smp_load_acquire(&ptrace_bts_orphans_freed);
+		err = ptrace_bts_apply(bts, cfg, &want);
+		if (!want || fatal_signal_pending(current))
+			return err;
+		switch (ptrace_bts_free_orphan_in_the_way(child, want, &seen)) {
+		case PTRACE_BTS_FREED_NOTHING:
+			return err;
+		case PTRACE_BTS_FREED_ELSEWHERE:
+			if (elsewhere & want)
+				return err;
+			elsewhere |= want;
+			break;
+		case PTRACE_BTS_FREED_IN_THE_WAY:
+			break;
+		}
+		cond_resched();
 	}
-	return err;
 }
 
 static int ptrace_bts_config(struct task_struct *child,
@@ -799,7 +1001,7 @@ static int ptrace_bts_config(struct task_struct *child,
 			return -ENOMEM;
 		fresh = true;
 	}
-	err = ptrace_bts_apply_after_orphans(bts, &cfg);
+	err = ptrace_bts_apply_after_orphans(child, bts, &cfg);
 
 	if (fresh) {
 		/* A new trace exists once it has a buffer. */
@@ -1028,15 +1230,16 @@ static void ptrace_bts_cancel_stop_signal(struct task_struct *child,
  * and the tracee has not acted on is taken back (pending, or the verdict
  * of a signal-delivery-stop the tracer did not reap), and the reaper stops
  * the recording and frees the buffer and its charge soon, in process
- * context.  A later tracer finds nothing; its first PTRACE_BTS_CONFIG
- * waits for the reaper.
+ * context.  A later tracer finds nothing; a PTRACE_BTS_CONFIG that needs
+ * what the trace holds before the reaper got to it frees it.
  *
  * Context: tasklist_lock held for writing and @child's siglock held;
- * interrupts disabled.  Does not sleep.
+ * interrupts disabled (except on PREEMPT_RT).  Does not sleep.
  */
 void ptrace_bts_unlink(struct task_struct *child)
 {
 	struct ptrace_bts *bts;
+	unsigned long flags;
 
 	lockdep_assert_held_write(&tasklist_lock);
 	lockdep_assert_held(&child->sighand->siglock);
@@ -1051,8 +1254,14 @@ void ptrace_bts_unlink(struct task_struct *child)
 	bts->orphan = true;
 	ptrace_bts_cancel_stop_signal(child, bts);
 	__ptrace_bts_take_back(bts);
-	if (llist_add(&bts->reap, &ptrace_bts_orphans))
-		schedule_work(&ptrace_bts_reaper);
+	/* @ucounts pins the user namespaces up to the root while @bts lives. */
+	if (bts->ucounts)
+		bts->charge_root = ptrace_bts_charge_root(bts->ucounts);
+	spin_lock_irqsave(&ptrace_bts_orphans_lock, flags);
+	bts->orphan_seq = ++ptrace_bts_orphans_made;
+	list_add_tail(&bts->orphan_node, &ptrace_bts_orphans);
+	spin_unlock_irqrestore(&ptrace_bts_orphans_lock, flags);
+	schedule_work(&ptrace_bts_reaper);
 }
 
 /**

@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -32,6 +33,8 @@
 #include <unistd.h>
 
 /* Not <sys/ptrace.h>: its enum clashes with the kernel's numbers. */
+#include <linux/capability.h>
+#include <linux/perf_event.h>
 #include <linux/ptrace.h>
 #include <asm/ptrace-bts.h>
 
@@ -1536,6 +1539,378 @@ TEST(memlock_per_user)
 	if (ret == -1)
 		SKIP(return, "needs root to become nobody");
 	EXPECT_EQ(0, ret);
+}
+
+/*
+ * Orphans: the traces of a tracer that died without detaching, given back
+ * soon.  A CONFIG that fails for want of what they hold frees the ones in
+ * its way only: for its tracee's BTS, that tracee's; for its user's
+ * RLIMIT_MEMLOCK allowance, its user's.  What is left is seen by perf,
+ * which gets EBUSY while any trace records branches.
+ */
+#define ORPHANS		256
+
+/* Hundreds of tracees under KASAN take longer than the default 30 s. */
+#define ORPHANS_TIMEOUT	300
+FIXTURE(orphans) {};
+FIXTURE_SETUP(orphans) {}
+FIXTURE_TEARDOWN(orphans) {}
+
+/*
+ * 0 if perf could take BTS for this task now, else the errno it got.  A
+ * branch event sampled at every branch is perf's BTS event, also where
+ * page table isolation keeps the intel_bts PMU away.
+ */
+static int perf_bts_errno(void)
+{
+	struct perf_event_attr a = {
+		.size = sizeof(a), .type = PERF_TYPE_HARDWARE,
+		.config = PERF_COUNT_HW_BRANCH_INSTRUCTIONS,
+		.sample_period = 1, .exclude_kernel = 1, .exclude_hv = 1,
+	};
+	int fd = syscall(SYS_perf_event_open, &a, 0, -1, -1, 0);
+
+	if (fd < 0)
+		return errno;
+	close(fd);
+	return 0;
+}
+
+/* Stay root but be charged for locked memory, as a user is. */
+static void drop_ipc_lock(void)
+{
+	struct __user_cap_header_struct head = {
+		.version = _LINUX_CAPABILITY_VERSION_3,
+	};
+	struct __user_cap_data_struct data[2];
+	const unsigned int bit = 1u << (CAP_IPC_LOCK % 32);
+
+	CHILD_CHECK(!syscall(SYS_capget, &head, data));
+	data[CAP_IPC_LOCK / 32].effective &= ~bit;
+	data[CAP_IPC_LOCK / 32].permitted &= ~bit;
+	CHILD_CHECK(!syscall(SYS_capset, &head, data));
+}
+
+/*
+ * A tracer that traces @first and tracees of its own, one page each, and
+ * dies.  Its own die with it; their orphans hold BTS until freed all the
+ * same.  @first's link goes last: its orphan is the reaper's last.
+ */
+static void orphan_tracer_body(pid_t first)
+{
+	pid_t pid = first;
+	int i;
+
+	drop_ipc_lock();
+	set_memlock(ORPHANS * 4096);
+	CHILD_CHECK(!seize_stopped(first));
+	for (i = 0; i < ORPHANS; i++) {
+		if (i)
+			pid = spawn(stop_forever);
+		CHILD_CHECK(pid > 0);
+		CHILD_CHECK(!config(pid, PTRACE_BTS_O_ALLOC | PTRACE_BTS_O_TRACE,
+				    FITS(1) * REC, 0));
+	}
+	_exit(0);
+}
+
+/*
+ * Another user, over its own allowance: ENOMEM, whatever root's orphans.
+ * Made ready beforehand, it asks when @go says.
+ */
+static pid_t over_own_memlock(int go)
+{
+	pid_t other = fork(), pid;
+	char c;
+
+	if (other)
+		return other;
+	become_nobody();
+	pid = spawn(sleeper);
+	CHILD_CHECK(pid > 0);
+	set_memlock(4096);
+	CHILD_CHECK(read(go, &c, 1) == 1);
+	CHILD_CHECK(config(pid, PTRACE_BTS_O_ALLOC, FITS(2) * REC, 0) == -1);
+	CHILD_CHECK(errno == ENOMEM);
+	_exit(0);
+}
+
+/* The orphans' user, for the whole allowance: it frees all of them. */
+static void whole_memlock_body(void)
+{
+	pid_t pid = spawn(sleeper);
+
+	CHILD_CHECK(pid > 0);
+	drop_ipc_lock();
+	set_memlock(ORPHANS * 4096);
+	CHILD_CHECK(!config(pid, PTRACE_BTS_O_ALLOC, FITS(ORPHANS) * REC, 0));
+	reap(pid);
+}
+
+static int run_child(void (*fn)(void))
+{
+	pid_t pid = fork();
+	int st;
+
+	if (!pid) {
+		fn();
+		_exit(0);
+	}
+	if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st))
+		return -2;
+	return WEXITSTATUS(st);
+}
+
+/* The number in @path, -1 if none. */
+static int read_int(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	int n = -1;
+
+	if (!f)
+		return -1;
+	if (fscanf(f, "%d", &n) != 1)
+		n = -1;
+	fclose(f);
+	return n;
+}
+
+static long ms_since(const struct timespec *t0)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (t.tv_sec - t0->tv_sec) * 1000 +
+	       (t.tv_nsec - t0->tv_nsec) / 1000000;
+}
+
+TEST_F_TIMEOUT(orphans, free_only_those_in_the_way, ORPHANS_TIMEOUT)
+{
+	pid_t first, tracer, other;
+	struct timespec died;
+	int err, st, i, go[2];
+
+	if (!cpu_has_bts())
+		SKIP(return, "this cpu has no BTS");
+	if (getuid() != 0)
+		SKIP(return, "needs root");
+	if (read_int("/sys/kernel/rcu_expedited") > 0)
+		SKIP(return, "expedited grace periods: the reaper may be too quick to see");
+	/* The orphans of earlier tests may still be reaped. */
+	for (i = 0; i < 100 && (err = perf_bts_errno()) == EBUSY; i++)
+		usleep(100000);
+	if (err)
+		SKIP(return, "perf cannot take BTS here (errno %d)", err);
+
+	ASSERT_EQ(0, pipe(go));
+	other = over_own_memlock(go[0]);
+	ASSERT_LT(0, other);
+	busy_child(&first);
+	ASSERT_LT(0, first);
+	tracer = fork();
+	ASSERT_LE(0, tracer);
+	if (!tracer)
+		orphan_tracer_body(first);
+	ASSERT_EQ(tracer, waitpid(tracer, &st, 0));
+	ASSERT_TRUE(WIFEXITED(st) && !WEXITSTATUS(st));
+	clock_gettime(CLOCK_MONOTONIC, &died);
+
+	/*
+	 * Each orphan takes the reaper a grace period or more: the other
+	 * orphans are still there after these CONFIGs, unless those freed
+	 * them.
+	 */
+	ASSERT_EQ(1, write(go[1], "", 1));
+	ASSERT_EQ(other, waitpid(other, &st, 0));
+	EXPECT_TRUE(WIFEXITED(st) && !WEXITSTATUS(st));
+	EXPECT_EQ(EBUSY, perf_bts_errno())
+		TH_LOG("another user's CONFIG freed root's orphans (at %ld ms)",
+		       ms_since(&died));
+
+	ASSERT_EQ(0, seize_stopped(first));
+	EXPECT_EQ(0, config(first, PTRACE_BTS_O_ALLOC | PTRACE_BTS_O_TRACE,
+			    8 * REC, 0));
+	EXPECT_EQ(0, config(first, PTRACE_BTS_O_ALLOC, 0, 0));
+	EXPECT_EQ(EBUSY, perf_bts_errno())
+		TH_LOG("one tracee's CONFIG freed others' orphans (at %ld ms)",
+		       ms_since(&died));
+	ksft_print_msg("checked %ld ms after the tracer died\n",
+		       ms_since(&died));
+
+	/* The user whose allowance they hold frees them all, at once. */
+	EXPECT_EQ(0, run_child(whole_memlock_body));
+	EXPECT_EQ(0, perf_bts_errno())
+		TH_LOG("orphans outlived a CONFIG that needed their charge");
+	reap(first);
+}
+
+/*
+ * One CONFIG can want two things orphans hold: its user's allowance, and,
+ * once that is freed, its tracee's BTS, which another tracer's orphan
+ * holds.  Behind the orphans of many tracees, the reaper is slow to free
+ * either.
+ */
+static pid_t two_wants_tracee;
+static struct timespec two_wants_made;
+
+static void two_wants_body(void)
+{
+	pid_t tracer, pid;
+	int st;
+
+	set_memlock(2 * 4096);
+	tracer = fork();
+	CHILD_CHECK(tracer >= 0);
+	if (!tracer) {
+		pid = spawn(stop_forever);
+		CHILD_CHECK(pid > 0);
+		CHILD_CHECK(!config(pid, PTRACE_BTS_O_ALLOC, FITS(2) * REC, 0));
+		_exit(0);
+	}
+	CHILD_CHECK(waitpid(tracer, &st, 0) == tracer && WIFEXITED(st) &&
+		    !WEXITSTATUS(st));
+
+	if (seize_stopped(two_wants_tracee)) {
+		fprintf(stderr, "seizing %d: errno %d\n", two_wants_tracee, errno);
+		_exit(errno == EPERM ? 5 : 1);
+	}
+	if (config(two_wants_tracee, PTRACE_BTS_O_ALLOC | PTRACE_BTS_O_TRACE,
+		   FITS(2) * REC, 0))
+		_exit(errno == EACCES ? 6 : 1);
+	ksft_print_msg("two wants served %ld ms after the orphans were made\n",
+		       ms_since(&two_wants_made));
+}
+
+TEST_F_TIMEOUT(orphans, free_for_each_want, ORPHANS_TIMEOUT)
+{
+	pid_t tracer, pid;
+	int st, i, ret;
+
+	if (!cpu_has_bts())
+		SKIP(return, "this cpu has no BTS");
+	if (getuid() != 0)
+		SKIP(return, "needs root to become nobody");
+
+	two_wants_tracee = fork();
+	ASSERT_LE(0, two_wants_tracee);
+	if (!two_wants_tracee) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		become_nobody();
+		/* Where Yama restricts ptrace to descendants. */
+		prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY);
+		busy_sleeper();
+	}
+	/* Root, uncharged, traces it and many tracees of its own. */
+	tracer = fork();
+	ASSERT_LE(0, tracer);
+	if (!tracer) {
+		pid = two_wants_tracee;
+		CHILD_CHECK(!seize_stopped(pid));
+		for (i = 0; i < ORPHANS; i++) {
+			if (i)
+				pid = spawn(stop_forever);
+			CHILD_CHECK(pid > 0);
+			if (config(pid, PTRACE_BTS_O_ALLOC | PTRACE_BTS_O_TRACE,
+				   FITS(1) * REC, 0))
+				_exit(errno == EBUSY ? 3 : 1);
+		}
+		_exit(0);
+	}
+	ASSERT_EQ(tracer, waitpid(tracer, &st, 0));
+	ASSERT_TRUE(WIFEXITED(st));
+	if (WEXITSTATUS(st) == 3)
+		SKIP(reap(two_wants_tracee); return, "perf is using BTS (EBUSY)");
+	ASSERT_EQ(0, WEXITSTATUS(st));
+	clock_gettime(CLOCK_MONOTONIC, &two_wants_made);
+
+	ret = run_as_nobody(two_wants_body);
+	if (ret == 5 || ret == 6) {
+		reap(two_wants_tracee);
+		SKIP(return, "nobody may not %s",
+		     ret == 5 ? "trace another's process (Yama)" :
+				"trace branches (perf_event_paranoid)");
+	}
+	EXPECT_EQ(0, ret) TH_LOG("a CONFIG gave up after freeing what it wanted first");
+	reap(two_wants_tracee);
+}
+
+/*
+ * A charge counts against the user in every user namespace up to the
+ * initial one.  Orphans charged in a child namespace are in the way of
+ * their user in the parent, and the other way round.
+ */
+#define NS_ORPHANS	8
+
+/* A tracer, in a child user namespace or not, that leaves orphans. */
+static void ns_orphan_tracer(bool in_child_ns, int go)
+{
+	pid_t pid;
+	char c;
+	int i;
+
+	if (in_child_ns && unshare(CLONE_NEWUSER))
+		_exit(4);
+	for (i = 0; i < NS_ORPHANS; i++) {
+		pid = spawn(sleeper);
+		CHILD_CHECK(pid > 0);
+		CHILD_CHECK(!config(pid, PTRACE_BTS_O_ALLOC | PTRACE_BTS_O_SCHED,
+				    FITS(1) * REC, 0));
+	}
+	CHILD_CHECK(read(go, &c, 1) == 1);
+	_exit(0);
+}
+
+static void ns_orphans_body(bool orphans_in_child_ns)
+{
+	pid_t tracer, pid;
+	int go[2], st;
+	char c = 0;
+
+	set_memlock(NS_ORPHANS * 4096);
+	CHILD_CHECK(!pipe(go));
+	tracer = fork();
+	CHILD_CHECK(tracer >= 0);
+	if (!tracer)
+		ns_orphan_tracer(orphans_in_child_ns, go[0]);
+	if (!orphans_in_child_ns && unshare(CLONE_NEWUSER)) {
+		kill(tracer, SIGKILL);
+		_exit(4);
+	}
+	pid = spawn(sleeper);
+	CHILD_CHECK(pid > 0);
+	/* The tracer dies without detaching once our tracee is ready. */
+	CHILD_CHECK(write(go[1], &c, 1) == 1);
+	CHILD_CHECK(waitpid(tracer, &st, 0) == tracer && WIFEXITED(st));
+	if (WEXITSTATUS(st) == 4)
+		_exit(4);
+	CHILD_CHECK(!WEXITSTATUS(st));
+	/* The whole allowance: every orphan is in the way. */
+	CHILD_CHECK(!config(pid, PTRACE_BTS_O_ALLOC, FITS(NS_ORPHANS) * REC,
+			    0));
+	reap(pid);
+}
+
+static void orphans_in_child_ns_body(void)
+{
+	ns_orphans_body(true);
+}
+
+static void orphans_in_parent_ns_body(void)
+{
+	ns_orphans_body(false);
+}
+
+TEST_F_TIMEOUT(orphans, free_across_user_ns, ORPHANS_TIMEOUT)
+{
+	int ret = run_as_nobody(orphans_in_child_ns_body);
+
+	if (ret == -1)
+		SKIP(return, "needs root to become nobody");
+	if (ret == 4)
+		SKIP(return, "needs user namespaces");
+	EXPECT_EQ(0, ret) TH_LOG("orphans charged in a child namespace");
+	EXPECT_EQ(0, run_as_nobody(orphans_in_parent_ns_body))
+		TH_LOG("orphans charged in the parent namespace");
 }
 
 /* The signals queued for @pid's user, from /proc/PID/status; -1 if unknown. */
