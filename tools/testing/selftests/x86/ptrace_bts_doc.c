@@ -15,6 +15,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <limits.h>
 #include <pthread.h>
 #include <sched.h>
@@ -2770,6 +2771,716 @@ TEST_F(stepping, with_trace)
 			 big[i].from >= loop && big[i].from < loop + 64;
 	ASSERT_LE(19999, marks);
 	finish(pid);
+}
+
+/*
+ * PTRACE_BTS_DRAIN's errors are EIO, EFAULT, EINTR and ESRCH: "EIO data
+ * is smaller than the records; nothing was copied", "EFAULT addr is not
+ * writable; the records are kept (some may have been copied)", ESRCH for a
+ * tracee not "attached to the calling thread" (another thread of the
+ * tracer).  Anything else is no error: an unaligned array, a size that is
+ * not a multiple of a record, a size beyond 32 bits, or any addr and data
+ * when there are no records ("addr is not used then").
+ */
+struct drain_try {
+	pid_t pid;
+	long ret;
+	int err;
+};
+
+static void *drain_in_thread(void *arg)
+{
+	struct drain_try *t = arg;
+
+	errno = 0;
+	t->ret = bts_drain(t->pid, big, BIG_RECS);
+	t->err = errno;
+	return NULL;
+}
+
+TEST(drain_errors)
+{
+	static const unsigned long small[] = { 0, 1, REC - 1, REC, 7 * REC, 8 * REC - 1 };
+	long page = sysconf(_SC_PAGESIZE);
+	static unsigned char raw[9 * REC + 8];
+	static struct snapshot snap;
+	struct bts_struct d[8];
+	struct drain_try t;
+	unsigned char *map;
+	void *bad[4];
+	pthread_t th;
+	unsigned int i;
+	pid_t pid;
+	long j;
+
+	if (!bts_available())
+		SKIP(return, NO_BTS);
+	pid = start_tracee(body_stops, NAPS, 0, true);
+	ASSERT_LT(0, pid);
+	ASSERT_EQ(0, bts_config(pid, NREC(8), A | S, 0));
+	ASSERT_STOPSIG(SIGSTOP, resume(pid, 0));
+	ASSERT_EQ(0, take_snapshot(pid, &snap));
+	ASSERT_EQ(8, snap.n);
+
+	for (i = 0; i < ARRAY_SIZE(small); i++) {
+		memset(raw, 0x5a, sizeof(raw));
+		ASSERT_ERRNO(EIO, bts_req(PTRACE_BTS_DRAIN, pid, raw + 1, small[i]));
+		for (j = 0; j < (long)sizeof(raw); j++)
+			ASSERT_EQ(0x5a, raw[j]) TH_LOG("data %lu: EIO copied", small[i]);
+		ASSERT_TRUE(same_snapshot(pid, &snap)) TH_LOG("data %lu", small[i]);
+	}
+
+	map = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_TRUE(map != MAP_FAILED);
+	ASSERT_EQ(0, mprotect(map + page, page, PROT_READ));
+	bad[0] = NULL;
+	bad[1] = (void *)-4096L;		/* not a user address */
+	bad[2] = map + page;			/* read-only */
+	bad[3] = map + page - 3 * REC;		/* three records fit */
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		ASSERT_ERRNO(EFAULT, bts_req(PTRACE_BTS_DRAIN, pid, bad[i], 8 * REC));
+		ASSERT_TRUE(same_snapshot(pid, &snap)) TH_LOG("address %u", i);
+	}
+	munmap(map, 2 * page);
+
+	t.pid = pid;
+	ASSERT_EQ(0, pthread_create(&th, NULL, drain_in_thread, &t));
+	ASSERT_EQ(0, pthread_join(th, NULL));
+	ASSERT_EQ(-1, t.ret) TH_LOG("another thread of the tracer drained");
+	ASSERT_EQ(ESRCH, t.err);
+	ASSERT_TRUE(same_snapshot(pid, &snap));
+
+	/* No error: an unaligned array of 8 records and 3 bytes. */
+	memset(raw, 0x5a, sizeof(raw));
+	ASSERT_EQ(8, bts_req(PTRACE_BTS_DRAIN, pid, raw + 1, 8 * REC + 3));
+	memcpy(d, raw + 1, sizeof(d));
+	for (j = 0; j < 8; j++)
+		ASSERT_EQ(0, memcmp(&d[j], &snap.r[7 - j], REC)) TH_LOG("record %ld", j);
+	ASSERT_EQ(0x5a, raw[1 + 8 * REC]);
+	ASSERT_EQ(0, bts_size(pid));
+	ASSERT_EQ(0, bts_req(PTRACE_BTS_DRAIN, pid, (void *)-4096L, 1));
+	ASSERT_EQ(0, bts_req(PTRACE_BTS_DRAIN, pid, (void *)1, ~0UL));
+
+	if (sizeof(long) == 8) {
+		/* A size of 4 GiB is not one of 0. */
+		ASSERT_STOPSIG(SIGSTOP, resume(pid, 0));
+		ASSERT_EQ(8, bts_size(pid));
+		ASSERT_EQ(8, bts_req(PTRACE_BTS_DRAIN, pid, d, (unsigned long)(1ULL << 32)))
+			TH_LOG("errno %d", errno);
+		ASSERT_SCHED(d, 8, pid);
+	}
+	finish(pid);
+}
+
+/* Helpers of the tests of traces left by a tracer that exited. */
+
+#define PAGE		4096
+#define PAGE_RECS	128	/* 128 records are charged one page */
+#define NO_USERNS	99	/* the exit code of a tracer without one */
+#define ORPHANS_MAX	4
+
+/*
+ * A tracer: @uid (0: as we are) with a RLIMIT_MEMLOCK of @memlock bytes,
+ * in a new user namespace with @userns.
+ */
+struct who {
+	uid_t uid;
+	rlim_t memlock;
+	bool userns;
+};
+
+/* Become @w: 0, 1, or NO_USERNS. */
+static int become(const struct who *w)
+{
+	struct rlimit rl = { .rlim_cur = w->memlock, .rlim_max = w->memlock };
+
+	if (w->uid) {
+		if (setrlimit(RLIMIT_MEMLOCK, &rl) || setgroups(0, NULL) ||
+		    setgid(w->uid) || setuid(w->uid))
+			return 1;
+		prctl(PR_SET_DUMPABLE, 1);
+	}
+	if (w->userns && unshare(CLONE_NEWUSER))
+		return NO_USERNS;
+	return 0;
+}
+
+/* The step a tracer process failed at, said with its errno. */
+static int step_failed(int step)
+{
+	fprintf(stderr, "# step %d failed, errno %d (%s)\n", step, errno, strerror(errno));
+	return step;
+}
+
+/*
+ * Fork a tracer, @w, that gives each of @nr new tracees a buffer of @size
+ * bytes with @flags and exits without detaching.  The tracees, whose pids
+ * go to @pids, are reparented to us (a subreaper) and live on.  Returns 0,
+ * the step at which the tracer failed, or NO_USERNS.
+ */
+static int make_orphans(const struct who *w, int nr, __u32 size, __u32 flags, pid_t *pids)
+{
+	ssize_t len = nr * sizeof(*pids), got = 0, n;
+	int up[2], status, i, ret;
+	pid_t tracer;
+
+	for (i = 0; i < nr; i++)
+		pids[i] = -1;
+	if (nr > ORPHANS_MAX || prctl(PR_SET_CHILD_SUBREAPER, 1) || pipe(up))
+		return 1;
+	tracer = fork();
+	if (tracer < 0)
+		return 1;
+	if (!tracer) {
+		close(up[0]);
+		ret = become(w);
+		for (i = 0; !ret && i < nr; i++) {
+			pids[i] = start_tracee(body_pause, 0, 0, false);
+			if (pids[i] < 0)
+				ret = step_failed(2);
+			else if (bts_config(pids[i], size, flags, 0))
+				ret = step_failed(3);
+		}
+		if (write(up[1], pids, len) != len)
+			ret = 4;
+		_exit(ret);
+	}
+	close(up[1]);
+	while (got < len && (n = read(up[0], (char *)pids + got, len - got)) > 0)
+		got += n;
+	close(up[0]);
+	if (waitpid(tracer, &status, 0) != tracer || !WIFEXITED(status))
+		return 1;
+	return got == len ? WEXITSTATUS(status) : 5;
+}
+
+static void reap(pid_t *pids, int nr)
+{
+	int i;
+
+	for (i = 0; i < nr; i++) {
+		if (pids[i] <= 0)
+			continue;
+		kill(pids[i], SIGKILL);
+		waitpid(pids[i], NULL, __WALL);
+		pids[i] = -1;
+	}
+}
+
+/* Run @fn(@arg) in a new process that is @w; its pid. */
+static pid_t spawn_as(const struct who *w, int (*fn)(long), long arg)
+{
+	pid_t pid = fork();
+	int ret;
+
+	if (!pid) {
+		ret = become(w);
+		_exit(ret ? ret : fn(arg));
+	}
+	return pid;
+}
+
+/* The exit code of @pid, 128 and the signal that killed it, or 1. */
+static int exit_code(pid_t pid)
+{
+	int status;
+
+	if (pid < 0 || waitpid(pid, &status, 0) != pid)
+		return 1;
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
+
+static int run_as(const struct who *w, int (*fn)(long), long arg)
+{
+	return exit_code(spawn_as(w, fn, arg));
+}
+
+static int do_nothing(long arg)
+{
+	return arg;
+}
+
+/* Configure a new tracee with a buffer charged @pages pages. */
+static int need_pages(long pages)
+{
+	pid_t pid = start_tracee(body_pause, 0, 0, true);
+
+	if (pid < 0)
+		return step_failed(2);
+	if (bts_config(pid, NREC(pages * PAGE_RECS), A | S, 0))
+		return step_failed(3);
+	return 0;
+}
+
+/* Trace @pid, stopped or running, and stop it: 0 or -1. */
+static int seize_stop(pid_t pid)
+{
+	int status;
+
+	if (bts_req(PTRACE_SEIZE, pid, NULL, 0) ||
+	    bts_req(PTRACE_INTERRUPT, pid, NULL, 0))
+		return -1;
+	return waitpid(pid, &status, __WALL) == pid ? 0 : -1;
+}
+
+static bool has_flag(const char *line, const char *flag)
+{
+	size_t n = strlen(flag);
+	const char *s;
+
+	for (s = strstr(line, flag); s; s = strstr(s + 1, flag))
+		if (s > line && s[-1] == ' ' && (s[n] == ' ' || s[n] == '\n' || !s[n]))
+			return true;
+	return false;
+}
+
+/* Why branches cannot be recorded here (the cpu's flags, errno), or NULL. */
+static const char *bts_trace_skip(void)
+{
+	static char line[8192];
+	bool found = false;
+	FILE *f;
+
+	f = fopen("/proc/cpuinfo", "r");
+	if (!f)
+		return "no /proc/cpuinfo to look for the bts and dtes64 flags";
+	while (!found && fgets(line, sizeof(line), f))
+		found = !strncmp(line, "flags", 5);
+	fclose(f);
+	if (!found || !has_flag(line, "bts") || !has_flag(line, "dtes64"))
+		return "the cpu has no bts and dtes64 flags in /proc/cpuinfo";
+	return no_bts_trace();
+}
+
+struct relay {
+	pid_t pid;
+	__u32 flags;
+};
+
+/* A tracer that takes over the stopped tracee, configures it and exits. */
+static int take_over(long arg)
+{
+	const struct relay *r = (const struct relay *)arg;
+
+	if (seize_stop(r->pid))
+		return step_failed(2);
+	if (bts_config(r->pid, NREC(64), A | r->flags, 0))
+		return step_failed(3);
+	return 0;
+}
+
+FIXTURE(orphan_ebusy) {};
+FIXTURE_SETUP(orphan_ebusy) {}
+FIXTURE_TEARDOWN(orphan_ebusy) {}
+FIXTURE_VARIANT(orphan_ebusy) {
+	__u32 left;	/* the flags of the tracers that exited */
+	__u32 next;	/* the flags of the next tracer */
+};
+
+FIXTURE_VARIANT_ADD(orphan_ebusy, sched_sched) { .left = S, .next = S };
+FIXTURE_VARIANT_ADD(orphan_ebusy, trace_trace) { .left = T | S, .next = T | S };
+FIXTURE_VARIANT_ADD(orphan_ebusy, trace_sched) { .left = T, .next = S };
+FIXTURE_VARIANT_ADD(orphan_ebusy, sched_trace) { .left = S, .next = T };
+
+/*
+ * "A later PTRACE_BTS_CONFIG that would fail for want of what such traces
+ * still hold frees the ones in its way and tries again: with EBUSY, the
+ * traces of its tracee": three tracers in turn configure one tracee and
+ * exit without detaching, each right after the one before, and a fourth,
+ * at once, gets its configuration, never EBUSY; it sees nothing of theirs
+ * ("A tracer never sees another tracer's records").
+ */
+TEST_F(orphan_ebusy, next_tracer_at_once)
+{
+	struct who root = { 0 };
+	struct ptrace_bts_config st;
+	struct relay r;
+	const char *why;
+	int round, k, ret;
+
+	if (geteuid())
+		SKIP(return, "needs root to trace a tracee that another tracer left");
+	if (!bts_available())
+		SKIP(return, NO_BTS);
+	if ((variant->left | variant->next) & T) {
+		why = bts_trace_skip();
+		if (why)
+			SKIP(return, "%s", why);
+	}
+	r.flags = variant->left;
+	for (round = 0; round < 4; round++) {
+		ret = make_orphans(&root, 1, NREC(64), A | variant->left, &r.pid);
+		ASSERT_EQ(0, ret) TH_LOG("round %d: the first tracer failed at step %d",
+					 round, ret);
+		for (k = 2; k <= 3; k++) {
+			ret = run_as(&root, take_over, (long)&r);
+			ASSERT_EQ(0, ret) TH_LOG("round %d: tracer %d failed at step %d",
+						 round, k, ret);
+		}
+		ASSERT_EQ(0, seize_stop(r.pid));
+		ASSERT_EQ(0, bts_status(r.pid, &st));
+		EXPECT_EQ(0U, st.size);
+		EXPECT_EQ(0U, st.flags);
+		ASSERT_EQ(0, bts_config(r.pid, NREC(64), A | variant->next, 0))
+			TH_LOG("round %d: errno %d", round, errno);
+		ASSERT_EQ(0, bts_status(r.pid, &st));
+		EXPECT_EQ(NREC(64), st.size);
+		EXPECT_EQ(variant->next, st.flags);
+		finish(r.pid);
+	}
+}
+
+/*
+ * "with ENOMEM, the traces charged to a user that its own charge also
+ * counts against": a tracer left three buffers that take the whole
+ * RLIMIT_MEMLOCK of its user (three pages), and another process of the
+ * user, at once, gets a buffer of three pages, so all three are freed.
+ * From the second round on, the buffer of the last round's tracer, which
+ * exited too, stands in the way of the first tracer.
+ */
+TEST(orphans_give_back_memlock)
+{
+	struct who w = { TEST_UID + 10, 3 * PAGE, false };
+	pid_t o[ORPHANS_MAX];
+	int round, ret;
+
+	if (geteuid())
+		SKIP(return, "needs root to become an unprivileged user");
+	if (!bts_available())
+		SKIP(return, NO_BTS);
+	for (round = 0; round < 3; round++) {
+		ret = make_orphans(&w, 3, NREC(PAGE_RECS), A | S, o);
+		ASSERT_EQ(0, ret) TH_LOG("round %d: the first tracer failed at step %d",
+					 round, ret);
+		ret = run_as(&w, need_pages, 3);
+		ASSERT_EQ(0, ret) TH_LOG("round %d: the next tracer failed at step %d",
+					 round, ret);
+		reap(o, 3);
+	}
+}
+
+struct thread_trace {
+	pid_t tid;
+	pid_t tracee;
+	int err;
+};
+
+static void *trace_and_leave(void *arg)
+{
+	struct thread_trace *t = arg;
+
+	t->tid = syscall(SYS_gettid);
+	t->tracee = start_tracee(body_pause, 0, 0, false);
+	if (t->tracee < 0)
+		t->err = errno ? errno : -1;
+	else if (bts_config(t->tracee, NREC(PAGE_RECS), A | S, 0))
+		t->err = errno;
+	return NULL;
+}
+
+/* Wait until the thread @tid of ours has gone (its exit is complete). */
+static int wait_thread_gone(pid_t tid)
+{
+	char path[64];
+	int i;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d", tid);
+	for (i = 0; i < 10000; i++) {
+		if (access(path, F_OK) && errno == ENOENT)
+			return 0;
+		usleep(1000);
+	}
+	return -1;
+}
+
+/*
+ * The process of orphan_of_tracer_thread: a thread traces, configures a
+ * buffer of a page, all of RLIMIT_MEMLOCK, and exits; then the main thread
+ * needs that page.
+ */
+static int thread_leaves_trace(long rounds)
+{
+	struct thread_trace t;
+	pthread_t th;
+	pid_t pid;
+	long i;
+
+	for (i = 0; i < rounds; i++) {
+		memset(&t, 0, sizeof(t));
+		if (pthread_create(&th, NULL, trace_and_leave, &t) ||
+		    pthread_join(th, NULL))
+			return step_failed(2);
+		errno = t.err;
+		if (t.err)
+			return step_failed(3);
+		if (wait_thread_gone(t.tid))
+			return step_failed(4);
+		pid = start_tracee(body_pause, 0, 0, true);
+		if (pid < 0)
+			return step_failed(5);
+		if (bts_config(pid, NREC(PAGE_RECS), A | S, 0))
+			return step_failed(6);
+		finish(pid);
+		finish(t.tracee);
+	}
+	return 0;
+}
+
+/*
+ * A tracer thread that exits while its process goes on is "a tracer that
+ * exits without detaching" ("A configuration belongs to the ptrace link
+ * ... between the tracer thread that made it and the tracee"): another
+ * thread of its user, at once, gets the allowance its buffer held.
+ */
+TEST(orphan_of_tracer_thread)
+{
+	struct who w = { TEST_UID + 11, PAGE, false };
+	int ret;
+
+	if (geteuid())
+		SKIP(return, "needs root to become an unprivileged user");
+	if (!bts_available())
+		SKIP(return, NO_BTS);
+	ret = run_as(&w, thread_leaves_trace, 3);
+	ASSERT_EQ(0, ret) TH_LOG("failed at step %d", ret);
+}
+
+/*
+ * "traces left after it failed are not its business", and it fails all
+ * the same: with a RLIMIT_MEMLOCK of two pages, one held by a live trace
+ * and one by a trace an exited tracer left, a buffer of two pages fails
+ * with ENOMEM (changing nothing), one of a page then succeeds, and a
+ * third fails.  "A new buffer is charged before the old one is given
+ * back": a reallocation of a page beside a left trace succeeds too, and
+ * then a page, not two, is left for a last buffer.
+ */
+TEST(orphans_not_enough)
+{
+	struct who w = { TEST_UID + 12, 2 * PAGE, false }, same = { 0 };
+	struct ptrace_bts_config st;
+	pid_t a, b, c, o;
+	int ret;
+
+	if (geteuid())
+		SKIP(return, "needs root to become an unprivileged user");
+	if (!bts_available())
+		SKIP(return, NO_BTS);
+	ASSERT_EQ(0, prctl(PR_SET_CHILD_SUBREAPER, 1));
+	ASSERT_EQ(0, become(&w));
+	a = start_tracee(body_stops, 2, 0, true);
+	b = start_tracee(body_pause, 0, 0, true);
+	c = start_tracee(body_pause, 0, 0, true);
+	ASSERT_LT(0, a);
+	ASSERT_LT(0, b);
+	ASSERT_LT(0, c);
+	ASSERT_EQ(0, bts_config(a, NREC(PAGE_RECS), A | S, 0));
+	ret = make_orphans(&same, 1, NREC(PAGE_RECS), A | S, &o);
+	ASSERT_EQ(0, ret) TH_LOG("the tracer failed at step %d", ret);
+
+	ASSERT_ERRNO(ENOMEM, bts_config(b, NREC(2 * PAGE_RECS), A | S, 0));
+	ASSERT_EQ(0, bts_status(b, &st));
+	EXPECT_EQ(0U, st.size);
+	EXPECT_EQ(0U, st.flags);
+	ASSERT_EQ(0, bts_config(b, NREC(PAGE_RECS), A | S, 0)) TH_LOG("errno %d", errno);
+	ASSERT_ERRNO(ENOMEM, bts_config(c, NREC(PAGE_RECS), A | S, 0));
+	reap(&o, 1);
+
+	/* A reallocation of a's page, beside a page left by a tracer. */
+	ASSERT_EQ(0, bts_config(b, 0, A, 0));
+	ret = make_orphans(&same, 1, NREC(PAGE_RECS), A | S, &o);
+	ASSERT_EQ(0, ret) TH_LOG("the second tracer failed at step %d", ret);
+	ASSERT_EQ(0, bts_config(a, NREC(PAGE_RECS), A | S, 0)) TH_LOG("errno %d", errno);
+	ASSERT_STOPSIG(SIGSTOP, resume(a, 0));
+	ASSERT_LT(0, bts_size(a));
+
+	/* a holds one page now: its old one, and the left one, are gone. */
+	ASSERT_ERRNO(ENOMEM, bts_config(c, NREC(2 * PAGE_RECS), A | S, 0));
+	ASSERT_EQ(0, bts_config(c, NREC(PAGE_RECS), A | S, 0)) TH_LOG("errno %d", errno);
+	finish(c);
+	finish(b);
+	finish(a);
+	reap(&o, 1);
+}
+
+/* A tracer at its RLIMIT_MEMLOCK of a page beside another user's traces. */
+static int enomem_beside_others(long arg)
+{
+	pid_t a, b;
+	int i;
+
+	(void)arg;
+	a = start_tracee(body_pause, 0, 0, true);
+	b = start_tracee(body_pause, 0, 0, true);
+	if (a < 0 || b < 0)
+		return step_failed(2);
+	if (bts_config(a, NREC(PAGE_RECS), A | S, 0))
+		return step_failed(3);
+	for (i = 0; i < 3; i++) {
+		errno = 0;
+		if (!bts_config(b, NREC(PAGE_RECS), A | S, 0) || errno != ENOMEM)
+			return step_failed(4);
+	}
+	if (bts_config(a, 0, A, 0))
+		return step_failed(5);
+	if (bts_config(b, NREC(PAGE_RECS), A | S, 0))
+		return step_failed(6);
+	return 0;
+}
+
+/*
+ * "with ENOMEM, the traces charged to a user that its own charge also
+ * counts against ... It frees them one at a time and waits for no other
+ * trace": traces another user's tracer left do not count against a user,
+ * whose CONFIG over its own RLIMIT_MEMLOCK returns ENOMEM (and does not
+ * hang) while they exist; the other user, next, gets its allowance back.
+ */
+TEST(orphans_of_another_user)
+{
+	struct who other = { TEST_UID + 13, 4 * PAGE, false };
+	struct who user = { TEST_UID + 14, PAGE, false };
+	pid_t o[ORPHANS_MAX], p[ORPHANS_MAX];
+	int ret;
+
+	if (geteuid())
+		SKIP(return, "needs root to become unprivileged users");
+	if (!bts_available())
+		SKIP(return, NO_BTS);
+	ret = make_orphans(&other, 4, NREC(PAGE_RECS), A | S, o);
+	ASSERT_EQ(0, ret) TH_LOG("the other user's tracer failed at step %d", ret);
+	ret = run_as(&user, enomem_beside_others, 0);
+	ASSERT_EQ(0, ret) TH_LOG("the user's tracer failed at step %d", ret);
+	ret = make_orphans(&other, 4, NREC(PAGE_RECS), A | S, p);
+	ASSERT_EQ(0, ret) TH_LOG("the other user's next tracer failed at step %d", ret);
+	reap(o, 4);
+	reap(p, 4);
+}
+
+FIXTURE(orphan_userns) {};
+FIXTURE_SETUP(orphan_userns) {}
+FIXTURE_TEARDOWN(orphan_userns) {}
+FIXTURE_VARIANT(orphan_userns) {
+	bool left_inside;	/* the exited tracer was in the namespace */
+};
+
+FIXTURE_VARIANT_ADD(orphan_userns, left_inside) { .left_inside = true };
+FIXTURE_VARIANT_ADD(orphan_userns, next_inside) { .left_inside = false };
+
+/*
+ * "the traces charged to a user that its own charge also counts against
+ * (a charge counts against the user in its user namespace and against the
+ * owner of each namespace up to the initial one)": a buffer of a page,
+ * all of RLIMIT_MEMLOCK, left by a tracer in a user namespace owned by a
+ * user is in the way of that user outside, and one left outside is in the
+ * way of a tracer in a namespace the user owns; the next tracer gets its
+ * page at once.
+ */
+TEST_F(orphan_userns, owner_charge)
+{
+	struct who in = { TEST_UID + 15, PAGE, true };
+	struct who out = { TEST_UID + 15, PAGE, false };
+	int round, ret;
+	pid_t o;
+
+	if (geteuid())
+		SKIP(return, "needs root to become an unprivileged user");
+	if (!bts_available())
+		SKIP(return, NO_BTS);
+	ret = run_as(&in, do_nothing, 0);
+	if (ret == NO_USERNS)
+		SKIP(return, "no user namespace: unprivileged unshare(CLONE_NEWUSER) fails");
+	ASSERT_EQ(0, ret);
+	for (round = 0; round < 3; round++) {
+		ret = make_orphans(variant->left_inside ? &in : &out, 1,
+				   NREC(PAGE_RECS), A | S, &o);
+		ASSERT_EQ(0, ret) TH_LOG("round %d: the first tracer failed at step %d",
+					 round, ret);
+		ret = run_as(variant->left_inside ? &out : &in, need_pages, 1);
+		ASSERT_EQ(0, ret) TH_LOG("round %d: the next tracer failed at step %d",
+					 round, ret);
+		reap(&o, 1);
+	}
+}
+
+struct race {
+	int go[2], up[2], done[2];
+};
+
+/* Configure a page at the moment @arg says, report, hold it till told. */
+static int racer(long arg)
+{
+	struct race *r = (struct race *)arg;
+	int err = 0;
+	pid_t pid;
+	char c;
+
+	close(r->go[1]);
+	close(r->up[0]);
+	close(r->done[1]);
+	pid = start_tracee(body_pause, 0, 0, true);
+	if (pid < 0)
+		return step_failed(2);
+	if (write(r->up[1], &err, sizeof(err)) != sizeof(err) ||
+	    read(r->go[0], &c, 1) != 0)
+		return step_failed(3);
+	if (bts_config(pid, NREC(PAGE_RECS), A | S, 0))
+		err = errno ? errno : -1;
+	if (write(r->up[1], &err, sizeof(err)) != sizeof(err) ||
+	    read(r->done[0], &c, 1) != 0)
+		return step_failed(4);
+	return 0;
+}
+
+/*
+ * "It frees them one at a time and waits for no other trace but one being
+ * given back at the same moment": two processes of a user whose
+ * RLIMIT_MEMLOCK of two pages is held by two buffers an exited tracer
+ * left each ask for a page at the same moment, and both get it.
+ */
+TEST(orphans_two_at_once)
+{
+	struct who w = { TEST_UID + 16, 2 * PAGE, false };
+	pid_t o[ORPHANS_MAX], racers[2];
+	int round, ret, i, err;
+	struct race r;
+
+	if (geteuid())
+		SKIP(return, "needs root to become an unprivileged user");
+	if (!bts_available())
+		SKIP(return, NO_BTS);
+	for (round = 0; round < 3; round++) {
+		ret = make_orphans(&w, 2, NREC(PAGE_RECS), A | S, o);
+		ASSERT_EQ(0, ret) TH_LOG("round %d: the first tracer failed at step %d",
+					 round, ret);
+		ASSERT_EQ(0, pipe(r.go));
+		ASSERT_EQ(0, pipe(r.up));
+		ASSERT_EQ(0, pipe(r.done));
+		for (i = 0; i < 2; i++) {
+			racers[i] = spawn_as(&w, racer, (long)&r);
+			ASSERT_LT(0, racers[i]);
+		}
+		close(r.go[0]);
+		close(r.up[1]);
+		close(r.done[0]);
+		for (i = 0; i < 2; i++)
+			ASSERT_EQ((ssize_t)sizeof(err), read(r.up[0], &err, sizeof(err)))
+				TH_LOG("round %d: a racer is not ready", round);
+		close(r.go[1]);
+		for (i = 0; i < 2; i++) {
+			ASSERT_EQ((ssize_t)sizeof(err), read(r.up[0], &err, sizeof(err)));
+			EXPECT_EQ(0, err) TH_LOG("round %d: a racer's CONFIG failed, errno %d",
+						 round, err);
+		}
+		close(r.done[1]);
+		close(r.up[0]);
+		for (i = 0; i < 2; i++) {
+			ret = exit_code(racers[i]);
+			ASSERT_EQ(0, ret) TH_LOG("round %d: a racer failed at step %d",
+						 round, ret);
+		}
+		reap(o, 2);
+	}
 }
 
 TEST_HARNESS_MAIN
