@@ -1661,18 +1661,18 @@ static int run_child(void (*fn)(void))
 	return WEXITSTATUS(st);
 }
 
-/* The number in @path, -1 if none. */
-static int read_int(const char *path)
+/* The number in the file @path, or -1. */
+static long long read_number(const char *path)
 {
 	FILE *f = fopen(path, "r");
-	int n = -1;
+	long long val;
 
 	if (!f)
 		return -1;
-	if (fscanf(f, "%d", &n) != 1)
-		n = -1;
+	if (fscanf(f, "%lld", &val) != 1)
+		val = -1;
 	fclose(f);
-	return n;
+	return val;
 }
 
 static long ms_since(const struct timespec *t0)
@@ -1694,7 +1694,7 @@ TEST_F_TIMEOUT(orphans, free_only_those_in_the_way, ORPHANS_TIMEOUT)
 		SKIP(return, "this cpu has no BTS");
 	if (getuid() != 0)
 		SKIP(return, "needs root");
-	if (read_int("/sys/kernel/rcu_expedited") > 0)
+	if (read_number("/sys/kernel/rcu_expedited") > 0)
 		SKIP(return, "expedited grace periods: the reaper may be too quick to see");
 	/* The orphans of earlier tests may still be reaped. */
 	for (i = 0; i < 100 && (err = perf_bts_errno()) == EBUSY; i++)
@@ -1988,17 +1988,9 @@ static int cg_write(const char *dir, const char *file, const char *val)
 static long long cg_read(const char *dir, const char *file)
 {
 	char path[128];
-	long long val;
-	FILE *f;
 
 	snprintf(path, sizeof(path), "%s/%s", dir, file);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	if (fscanf(f, "%lld", &val) != 1)
-		val = -1;
-	fclose(f);
-	return val;
+	return read_number(path);
 }
 
 #define MEMCG_BUFFER	(4 << 20)
