@@ -5,7 +5,8 @@
 # Usage: qemu-bts.sh path | cpu | build
 #
 #   path   print the absolute path of the patched qemu-system-x86_64,
-#          building it first if it is not in the cache
+#          building it first if it is not in the cache, or
+#          $QEMU_BTS_BINARY if that is set
 #   cpu    print the -cpu argument that turns the model on
 #   build  build it (if not cached) and say where it is
 #
@@ -159,6 +160,13 @@ build() {
 
 case ${1:-} in
 path)
+	# A model QEMU built elsewhere (a QEMU tree with these patches, while
+	# working on them) instead of the cached one.
+	if [ -n "${QEMU_BTS_BINARY:-}" ]; then
+		[ -x "$QEMU_BTS_BINARY" ] || die "QEMU_BTS_BINARY=$QEMU_BTS_BINARY is not executable"
+		echo "$QEMU_BTS_BINARY"
+		exit 0
+	fi
 	build
 	echo "$DIR/bin/qemu-system-x86_64"
 	;;
