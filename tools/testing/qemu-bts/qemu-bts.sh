@@ -10,24 +10,27 @@
 #   cpu    print the -cpu argument that turns the model on
 #   build  build it (if not cached) and say where it is
 #
-# The patch (qemu-bts.patch beside this script) applies to Debian 12's
-# QEMU 7.2 source package, the version of the installed qemu-system-x86.
-# The result is cached in ~/.cache/dbgtrace-qemu/<hash>/, where <hash>
-# covers the patch, this script and that Debian version, so CI builds it
+# The patches (patches/*.patch beside this script, applied in name order)
+# apply to Debian 12's QEMU source package $QEMU_DEBIAN_VERSION, the version
+# they were made against; the script stops if the archive no longer has
+# it.  The result is cached in ~/.cache/dbgtrace-qemu/<hash>/, where <hash>
+# covers every patch, this script and that Debian version, so CI builds it
 # once per change.  Only stdout carries the answer; build output goes to
 # stderr and to build.log in the cache directory.
 #
 # Needs root (or sudo) for apt-get when packages are missing, and only
-# Debian's archive: the source comes through a private source list, the
-# system's apt configuration is left alone.
+# Debian's archive, at the mirrors the machine's apt configuration names
+# (or $DEBIAN_MIRROR and $DEBIAN_SECURITY_MIRROR): the source comes
+# through a private source list, the system's apt configuration is left
+# alone.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-PATCH=$HERE/qemu-bts.patch
+PATCH_DIR=$HERE/patches
 CACHE_ROOT=${DBGTRACE_QEMU_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/dbgtrace-qemu}
-MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
-SECURITY_MIRROR=${DEBIAN_SECURITY_MIRROR:-http://deb.debian.org/debian-security}
 SUITE=bookworm
+# The Debian source version the patches were made against.
+QEMU_DEBIAN_VERSION=1:7.2+dfsg-7+deb12u18
 # Vendor Intel (Linux's Intel PMU, DS and BTS code), family 6 with a
 # model no quirk list names; no LA57 (see scripts/run-guest.sh).
 CPU_ARG="max,la57=off,vendor=GenuineIntel,family=6,model=107,stepping=1,bts=on"
@@ -67,18 +70,45 @@ install_deps() {
 			--no-install-recommends $missing >&2; }
 }
 
-# The Debian source version of the QEMU the harness runs (no binNMU suffix).
+# The patches, in the order they apply (name order, C collation).
+patches() {
+	local p
+
+	for p in "$PATCH_DIR"/*.patch; do
+		[ -f "$p" ] || continue
+		printf '%s\n' "$p"
+	done | LC_ALL=C sort
+}
+
 debian_version() {
-	dpkg-query -W -f='${source:Version}' qemu-system-x86 2> /dev/null ||
-		die "qemu-system-x86 is not installed"
+	echo "$QEMU_DEBIAN_VERSION"
 }
 
 cache_dir() {
-	local key
+	local key p
 
-	key=$( { sha256sum < "$PATCH"; sha256sum < "${BASH_SOURCE[0]}";
+	key=$( { while read -r p; do
+			 printf '%s ' "$(basename "$p")"; sha256sum < "$p"
+		 done < <(patches)
+		 sha256sum < "${BASH_SOURCE[0]}"
 		 debian_version; } | sha256sum | cut -c1-16)
 	echo "$CACHE_ROOT/$key"
+}
+
+# The Debian mirror serving RELEASE, from the machine's apt configuration
+# (sources.list or deb822 .sources alike).
+apt_mirror() {
+	apt-get indextargets --format '$(REPO_URI) $(RELEASE)' 2> /dev/null |
+		awk -v rel="$1" '$2 == rel { print $1; exit }'
+}
+
+mirrors() {
+	MIRROR=${DEBIAN_MIRROR:-$(apt_mirror "$SUITE")}
+	SECURITY_MIRROR=${DEBIAN_SECURITY_MIRROR:-$(apt_mirror "$SUITE-security")}
+	[ -n "$MIRROR" ] ||
+		die "apt has no source for $SUITE; configure one or set DEBIAN_MIRROR"
+	[ -n "$SECURITY_MIRROR" ] ||
+		die "apt has no source for $SUITE-security; configure one or set DEBIAN_SECURITY_MIRROR"
 }
 
 # apt-get with a private source list and private state: nothing of the
@@ -97,24 +127,26 @@ private_apt() {
 fetch_source() {
 	local work=$1 ver=$2 apt=$1/apt
 
+	mirrors
 	mkdir -p "$apt/lists/partial"
 	cat > "$apt/sources.list" <<-EOF
 	deb-src $MIRROR $SUITE main
 	deb-src $MIRROR $SUITE-updates main
 	deb-src $SECURITY_MIRROR $SUITE-security main
 	EOF
-	private_apt "$apt" update >&2
-	(cd "$work" && { private_apt "$apt" source "qemu=$ver" >&2 ||
-		{ say "qemu $ver is gone from the archive; using the newest"
-		  private_apt "$apt" source qemu >&2; }; })
+	private_apt "$apt" update >&2 || die "apt-get update of $MIRROR failed"
+	# Only the version the patches were made for: any other would need
+	# the patches rebased, so stop rather than build something else.
+	(cd "$work" && private_apt "$apt" source --only-source "qemu=$ver" >&2) ||
+		die "cannot fetch Debian's qemu $ver source from $MIRROR or $SECURITY_MIRROR (gone from the archive?); the patches in $PATCH_DIR were made for that version: rebase them and update QEMU_DEBIAN_VERSION"
 }
 
 # Build into the cache unless it is there; set DIR to the cache directory
 # (computed once: the answer must name what was built).
 build() {
-	local dir ver work src log start
+	local dir ver work src log start p
 
-	[ -f "$PATCH" ] || die "missing $PATCH"
+	[ -n "$(patches)" ] || die "no patches in $PATCH_DIR"
 	install_deps
 	dir=$(cache_dir)
 	DIR=$dir
@@ -134,11 +166,19 @@ build() {
 	work=$dir/work
 	rm -rf "$work"
 	mkdir -p "$work"
-	{
-		fetch_source "$work" "$ver"
+	# A subshell, so that a die inside ends up in the log and below;
+	# set -e does not apply inside it (it is the left side of ||), hence
+	# the explicit exits.
+	(
+		fetch_source "$work" "$ver" || exit 1
 		src=$(find "$work" -mindepth 1 -maxdepth 1 -type d -name 'qemu-*')
-		[ -n "$src" ] || die "no QEMU source in $work"
-		patch -d "$src" -p1 --no-backup-if-mismatch < "$PATCH"
+		[ -n "$src" ] && [ "$(printf '%s\n' "$src" | wc -l)" = 1 ] ||
+			die "expected one QEMU source tree in $work"
+		while read -r p; do
+			echo "applying $(basename "$p")"
+			patch -d "$src" -p1 --no-backup-if-mismatch --batch < "$p" ||
+				die "$(basename "$p") does not apply"
+		done < <(patches)
 		mkdir -p "$src/b"
 		(cd "$src/b" && ../configure --target-list=x86_64-softmmu \
 			--without-default-features --without-default-devices \
@@ -146,11 +186,12 @@ build() {
 			--disable-docs --disable-tools --disable-user \
 			--disable-werror \
 			--with-pkgversion="Debian $ver, dbgtrace bts" \
-			--firmwarepath=/usr/share/qemu:/usr/share/seabios:/usr/lib/ipxe/qemu)
-		ninja -C "$src/b" -j "$(nproc)" qemu-system-x86_64
+			--firmwarepath=/usr/share/qemu:/usr/share/seabios:/usr/lib/ipxe/qemu) ||
+			exit 1
+		ninja -C "$src/b" -j "$(nproc)" qemu-system-x86_64 || exit 1
 		mkdir -p "$dir/bin.new"
 		cp "$src/b/qemu-system-x86_64" "$dir/bin.new/"
-	} > "$log" 2>&1 || { tail -n 40 "$log" >&2; die "build failed, see $log"; }
+	) > "$log" 2>&1 || { tail -n 40 "$log" >&2; die "build failed, see $log"; }
 	rm -rf "$dir/bin"
 	mv "$dir/bin.new" "$dir/bin"
 	echo "$ver" > "$dir/debian-version"
