@@ -108,15 +108,29 @@ def guest_results(logdir, label, tag, limits_path):
             results.append(("guest:dmesg", "FAIL", "splat", s))
     else:
         results.append(("guest:dmesg", "PASS", "no-splat", None))
+    results += strict_model_results(logdir, tag)
     if label != "main":
         results = [(f"{label}/{r[0]}",) + tuple(r[1:]) for r in results]
     return results, machine
 
 
+def strict_model_results(logdir, tag):
+    """The BTS model's strict-mode reports of one run (model runs only):
+    each is the OS breaking a DS-area rule the SDM leaves undefined."""
+    log = read(os.path.join(logdir, f"qemu-guest-errors-{tag}.log"))
+    if log is None:
+        return []
+    broken = [l.strip() for l in log if l.startswith("bts:")]
+    if not broken:
+        return [("model:strict", "PASS", "ds-rules", None)]
+    return [("model:strict", "FAIL", "ds-rules", b) for b in broken[:20]]
+
+
 # Suites whose every case is listed with its verdict in each run, side by
 # side: upstream perf's breakpoint tests, where the base run says what the
-# series must not change.
-PER_CASE_SUITES = ("perf:bp",)
+# series must not change; the BTS model's conformance suite, which must
+# pass on the model and skip on stock QEMU.
+PER_CASE_SUITES = ("perf:bp", "bts_model")
 
 
 def per_case_table(results, suite):
