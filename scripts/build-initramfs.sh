@@ -66,6 +66,18 @@ install -D -m 0755 "$BUILD/perf-bp/perf_bp" "$root/selftests/perf/perf_bp"
 
 rsync -a "$SRC/tools/testing/selftests/ftrace/" "$root/selftests/ftrace/"
 
+# The BTS model's conformance suite (suite bts_model): its user test.
+# Its KUnit part is built into the test kernels (scripts/prepare-tree.sh).
+conf=$TOP/$MODEL_DIR/conformance
+mkdir -p "$root/tests/bts_model"
+if ! gcc -static -O2 -Wall -I "$SRC/tools/testing/selftests" \
+	-isystem "$OBJ/usr/include" -o "$BUILD/bts_model_btf-$FLAVOUR" \
+	"$conf/bts_model_btf.c" > "$LOGS/selftests-bts_model.log" 2>&1; then
+	tail -n 30 "$LOGS/selftests-bts_model.log" >&2
+	die "building the BTS model's conformance suite failed"
+fi
+install -m 0755 "$BUILD/bts_model_btf-$FLAVOUR" "$root/tests/bts_model/bts_model_btf"
+
 (cd "$root" && find . -print0 | LC_ALL=C sort -z |
 	cpio --null -o -H newc --owner=0:0 --quiet) | gzip -1 > "$OBJ/initramfs.cpio.gz.new"
 mv "$OBJ/initramfs.cpio.gz.new" "$OBJ/initramfs.cpio.gz"

@@ -50,8 +50,9 @@ while read -r f; do
 	fi
 done < "$BUILD/overlay.list"
 
-# The harness's own C: the shim around perf's breakpoint tests.
-for f in "$TOP"/scripts/perf-bp/*.[ch]; do
+# The harness's own C: the shim around perf's breakpoint tests, and the
+# BTS model's conformance suite (kernel-doc below too).
+for f in "$TOP"/scripts/perf-bp/*.[ch] "$TOP/$MODEL_DIR"/conformance/*.[ch]; do
 	name=${f#"$TOP"/}
 	log=$(cd "$SRC" && checkpatch -f "$f" 2>&1) && rc=0 || rc=$?
 	if [ "$rc" = 0 ] && [ -z "$log" ]; then
@@ -84,6 +85,16 @@ while read -r f; do
 		result host:kernel-doc FAIL "$f" "$(printf '%s\n' "$log" | head -n 1)"
 	fi
 done < "$BUILD/overlay.list"
+for f in "$TOP/$MODEL_DIR"/conformance/*.c; do
+	name=${f#"$TOP"/}
+	log=$(cd "$SRC" && perl scripts/kernel-doc -none -Wall "$f" 2>&1) || true
+	log=$log$(python3 "$TOP/scripts/kdoc-coverage.py" "$f") || true
+	if [ -z "$log" ]; then
+		result host:kernel-doc PASS "$name"
+	else
+		result host:kernel-doc FAIL "$name" "$(printf '%s\n' "$log" | head -n 1)"
+	fi
+done
 
 # uapi: the headers the series adds or edits, and the ABI it builds on.
 uapi=$( {

@@ -46,6 +46,22 @@ while read -r p; do
 		-i "$TOP/patches/$p" || die "patch $p does not apply"
 done < <(tree_patches)
 
+# The BTS model's conformance suite (tools/testing/qemu-bts/conformance)
+# is built into the test kernels as KUnit suite bts_model: test
+# infrastructure of the model, neither a file of the series nor exported,
+# laid here beside the x86 code with a Kconfig entry and a Makefile line
+# of its own.  A kernel without BTS (stock QEMU) skips it.  The staging
+# files are hard links into the base: write new files, never append.
+if [ "$FLAVOUR" != flexible ]; then
+	conf=$TOP/$MODEL_DIR/conformance
+	cp "$conf/bts_model_kunit.c" "$staging/arch/x86/kernel/"
+	f=$staging/arch/x86/Kconfig.debug
+	cat "$f" "$conf/Kconfig" > "$f.new" && mv "$f.new" "$f"
+	f=$staging/arch/x86/kernel/Makefile
+	{ cat "$f"; echo 'obj-$(CONFIG_BTS_MODEL_KUNIT_TEST) += bts_model_kunit.o'; } \
+		> "$f.new" && mv "$f.new" "$f"
+fi
+
 if [ "$FLAVOUR" != flexible ] && [ -f "$TOP/MAINTAINERS" ]; then
 	cp "$staging/MAINTAINERS" "$staging/MAINTAINERS.new"
 	python3 "$TOP/scripts/merge-maintainers.py" "$staging/MAINTAINERS.new" \
