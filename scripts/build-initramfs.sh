@@ -66,6 +66,12 @@ install -D -m 0755 "$BUILD/perf-bp/perf_bp" "$root/selftests/perf/perf_bp"
 
 rsync -a "$SRC/tools/testing/selftests/ftrace/" "$root/selftests/ftrace/"
 
+# Debian's gdb and perf for plan.clients (scripts/clients/README): an xz
+# archive in the initramfs that the guest unpacks only when a plan uses it.
+"$TOP/scripts/clients/build-layer.sh"
+install -D -m 0644 "$BUILD/clients/clients.cpio.xz" "$root/clients/clients.cpio.xz"
+install -m 0755 "$TOP/scripts/clients/clients.sh" "$root/tests/clients.sh"
+
 # The BTS model's conformance suite (suite bts_model): its user test.
 # Its KUnit part is built into the test kernels (scripts/prepare-tree.sh).
 conf=$TOP/$MODEL_DIR/conformance

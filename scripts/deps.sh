@@ -9,6 +9,7 @@ pkgs=(
 	qemu-system-x86 busybox-static bash-static ccache
 	build-essential gcc-multilib bc bison flex libelf-dev libssl-dev
 	cpio rsync kmod xz-utils python3 python3-ply python3-git perl
+	gdb linux-perf
 )
 
 missing=()
