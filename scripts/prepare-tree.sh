@@ -54,12 +54,13 @@ done < <(tree_patches)
 # files are hard links into the base: write new files, never append.
 if [ "$FLAVOUR" != flexible ]; then
 	conf=$TOP/$MODEL_DIR/conformance
-	cp "$conf/bts_model_kunit.c" "$staging/arch/x86/kernel/"
+	install -m 0644 "$conf/bts_model_kunit.c" "$staging/arch/x86/kernel/"
 	f=$staging/arch/x86/Kconfig.debug
-	cat "$f" "$conf/Kconfig" > "$f.new" && mv "$f.new" "$f"
+	cat "$f" "$conf/Kconfig" > "$f.new"
+	mv "$f.new" "$f"
 	f=$staging/arch/x86/kernel/Makefile
-	{ cat "$f"; echo 'obj-$(CONFIG_BTS_MODEL_KUNIT_TEST) += bts_model_kunit.o'; } \
-		> "$f.new" && mv "$f.new" "$f"
+	{ cat "$f"; echo 'obj-$(CONFIG_BTS_MODEL_KUNIT_TEST) += bts_model_kunit.o'; } > "$f.new"
+	mv "$f.new" "$f"
 fi
 
 if [ "$FLAVOUR" != flexible ] && [ -f "$TOP/MAINTAINERS" ]; then

@@ -114,7 +114,9 @@ boot() {
 
 	: > "$console"
 	: > "$results"
-	[ ${#qemu_log[@]} = 0 ] || : > "${qemu_log[3]}"
+	# A stale report of an earlier model run of this tag must not count.
+	rm -f "$LOGS/qemu-guest-errors-$5.log"
+	[ ${#qemu_log[@]} = 0 ] || : > "$LOGS/qemu-guest-errors-$5.log"
 	[ "$bmode" = run ] && show=/dev/stdout
 	timeout -k 10 "$limit" "$qemu" \
 		-accel "$accel" "${icount[@]}" "${qemu_log[@]}" \

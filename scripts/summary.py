@@ -130,7 +130,7 @@ def strict_model_results(logdir, tag):
 # side: upstream perf's breakpoint tests, where the base run says what the
 # series must not change; the BTS model's conformance suite, which must
 # pass on the model and skip on stock QEMU.
-PER_CASE_SUITES = ("perf:bp", "bts_model")
+PER_CASE_SUITES = ("perf:bp", "bts_model", "kunit:bts_model")
 
 
 def per_case_table(results, suite):
