@@ -642,6 +642,63 @@ static void ds_cpu_load_pebs(struct ds_cpu_half *ch, int cpu,
 	ch->pebs_enable = enable;
 }
 
+/*
+ * The records linear tracer @t can take before its overflow callback is
+ * due, or, once the callback was made, before it is full; SIZE_MAX for
+ * a circular or a full buffer, which have nothing to gain from an early
+ * interrupt.
+ */
+static size_t ds_tracer_room(struct ds_tracer *t)
+{
+	lockdep_assert_held(&t->lock);
+
+	if (!t->overflow)
+		return SIZE_MAX;
+	if (t->armed && t->index < t->threshold)
+		return t->threshold - t->index;
+	if (t->index < t->nr)
+		return t->nr - t->index;
+	return SIZE_MAX;
+}
+
+static size_t ds_tracer_room_unlocked(struct ds_tracer *t)
+{
+	size_t room;
+
+	if (!t)
+		return SIZE_MAX;
+	raw_spin_lock(&t->lock);
+	room = ds_tracer_room(t);
+	raw_spin_unlock(&t->lock);
+	return room;
+}
+
+/*
+ * Set the interrupt threshold of this cpu's window of @half: like perf,
+ * with a sixteenth of the window to spare, or earlier if a loaded linear
+ * tracer has @room for fewer records.  The window is drained into the
+ * tracers only at its interrupt (or a switch), so without that a linear
+ * tracer would go from below its threshold to full, dropping the rest of
+ * a window, before its overflow callback could stop anything; with it
+ * the callback comes while the tracer still has the room it reserved
+ * beyond its threshold for what the hardware writes until then.
+ *
+ * Only for a BTS window of user mode alone (@ctl): one that also traces
+ * the kernel refills from the interrupt's own way out, and an early
+ * threshold there would interrupt again and again without a user record
+ * to show for it.  PEBS windows keep perf's threshold.
+ */
+static void ds_window_arm(struct ds_fields *f, enum ds_half half,
+			  unsigned int ctl, size_t room)
+{
+	size_t nr = ds_info[half].window_size / ds_info[half].record_size;
+	size_t at = nr - max_t(size_t, nr / 16, 1);
+
+	if (half == DS_BTS && !(ctl & DS_CTL_KERNEL) && room < at)
+		at = max_t(size_t, room, 1);
+	f->threshold = f->base + at * ds_info[half].record_size;
+}
+
 static void ds_cpu_load(struct ds_cpu_half *ch, enum ds_half half,
 			struct task_struct *task)
 {
@@ -649,8 +706,8 @@ static void ds_cpu_load(struct ds_cpu_half *ch, enum ds_half half,
 	struct ds_tracer *ct, *tt;
 	unsigned int flags = 0;
 	struct ds_fields *f;
-	size_t nr, slack;
 	unsigned int ctl;
+	size_t nr;
 	u64 base;
 
 	lockdep_assert_irqs_disabled();
@@ -667,15 +724,12 @@ static void ds_cpu_load(struct ds_cpu_half *ch, enum ds_half half,
 	ch->loaded[DS_LOADED_CPU] = ct;
 	ch->loaded[DS_LOADED_TASK] = tt;
 
-	/* Like perf: interrupt with a sixteenth of the window to spare. */
 	nr = ds_info[half].window_size / ds_info[half].record_size;
-	slack = max_t(size_t, nr / 16, 1);
 	base = (unsigned long)ds_hw_window(cpu, half);
 	f = ds_area_fields(ds_hw_area(cpu), half);
 	f->base = base;
 	f->index = base;
 	f->max = base + nr * ds_info[half].record_size;
-	f->threshold = base + (nr - slack) * ds_info[half].record_size;
 
 	if (half == DS_PEBS)
 		ds_cpu_load_pebs(ch, cpu, ct, tt);
@@ -685,6 +739,8 @@ static void ds_cpu_load(struct ds_cpu_half *ch, enum ds_half half,
 		ctl |= DS_CTL_USER;
 	if (flags & DS_TRACE_KERNEL)
 		ctl |= DS_CTL_KERNEL;
+	ds_window_arm(f, half, ctl, min(ds_tracer_room_unlocked(ct),
+					ds_tracer_room_unlocked(tt)));
 	ch->ctl = ctl;
 	ds_hw_set_ctl(half, ctl);
 }
@@ -787,9 +843,17 @@ static bool ds_drain_bts_nmi(struct ds_cpu *dc)
 	}
 
 	if (locked == DS_NR_LOADED) {
+		size_t room = SIZE_MAX;
+
 		/* Stop the hardware before taking the records from under it. */
 		ds_hw_set_ctl(DS_BTS, 0);
 		ds_drain_window(ch, DS_BTS, __ds_deliver);
+		for (i = 0; i < DS_NR_LOADED; i++) {
+			if (ch->loaded[i])
+				room = min(room, ds_tracer_room(ch->loaded[i]));
+		}
+		ds_window_arm(ds_area_fields(ds_hw_area(smp_processor_id()),
+					     DS_BTS), DS_BTS, ch->ctl, room);
 		ds_hw_set_ctl(DS_BTS, ch->ctl);
 	}
 

@@ -51,7 +51,11 @@
 #include "ptrace_bts.h"
 
 /* One layout for every tracer: no implicit padding, no longs. */
-static_assert(sizeof(struct ptrace_bts_config) == 16);
+static_assert(sizeof(struct ptrace_bts_config) ==
+	      PTRACE_BTS_CONFIG_SIZE_VER1);
+static_assert(offsetof(struct ptrace_bts_config, lost) ==
+	      PTRACE_BTS_CONFIG_SIZE_VER0);
+static_assert(PTRACE_BTS_SI_ERRNO == ENOBUFS);
 static_assert(sizeof(struct bts_struct) == 32);
 static_assert(offsetof(struct bts_struct, from) == 8);
 static_assert(offsetof(struct bts_struct, clock) == 24);
@@ -71,13 +75,16 @@ static_assert(PTRACE_BTS_SIZE_MAX / sizeof(struct bts_struct) <= INT_MAX);
  *	if nothing is charged
  * @pages: the pages charged to @ucounts' %UCOUNT_RLIMIT_MEMLOCK
  * @buf: the buffer, zeroed where no record is; never %NULL
- * @nr: the capacity of @buf in records
+ * @nr: the capacity of @buf in records; with %PTRACE_BTS_O_LOSSLESS the
+ *	arbiter gets all but the last, which a BTS_LOST record takes
  * @count: while @tracer is %NULL, the records in @buf[0, @count), oldest
  *	first; else the arbiter's write index says
  * @tracer: the arbiter's tracer while %PTRACE_BTS_O_TRACE or
  *	%PTRACE_BTS_O_SCHED is on
  * @size: the configured size (bytes of struct bts_struct)
  * @flags: the PTRACE_BTS_O_* flags in effect, without %PTRACE_BTS_O_ALLOC
+ * @lost: records dropped since the buffer was last emptied by tracers
+ *	that @tracer replaced; @tracer counts its own (ds_get_lost())
  * @signal: the overflow signal
  * @sigq: the overflow signal's sigqueue, owned (see owned_sigqueue_send());
  *	%NULL until %PTRACE_BTS_O_SIGNAL is first asked for
@@ -104,6 +111,7 @@ struct ptrace_bts {
 	u32 size;
 	u32 flags;
 	u32 signal;
+	u64 lost;
 	struct sigqueue *sigq;
 	int sent;
 	int delivered;
@@ -286,6 +294,45 @@ static u32 ptrace_bts_pid(struct ptrace_bts *bts)
 	return task_pid_nr_ns(bts->task, task_active_pid_ns(current));
 }
 
+/* The records dropped since the buffer was last emptied. */
+static u64 ptrace_bts_lost(struct ptrace_bts *bts)
+{
+	u64 lost = 0;
+
+	if (bts->tracer)
+		WARN_ON_ONCE(ds_get_lost(bts->tracer, &lost));
+	return bts->lost + lost;
+}
+
+/*
+ * Whether the records end with a BTS_LOST record: with
+ * %PTRACE_BTS_O_LOSSLESS, after a loss.  It stands in the last slot of
+ * the buffer, kept from the arbiter for it, so a DRAIN of the buffer's
+ * size never lacks room for it.
+ */
+static bool ptrace_bts_has_lost_record(struct ptrace_bts *bts)
+{
+	return (bts->flags & PTRACE_BTS_O_LOSSLESS) && ptrace_bts_lost(bts);
+}
+
+static void ptrace_bts_lost_record(struct ptrace_bts *bts, u32 pid,
+				   struct bts_struct *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->qualifier = BTS_LOST;
+	out->pid = pid;
+	out->clock = ptrace_bts_lost(bts);
+}
+
+/* The records a tracer sees: those in the buffer and a BTS_LOST one. */
+static size_t ptrace_bts_count(struct ptrace_bts *bts)
+{
+	size_t first, count;
+
+	ptrace_bts_span(bts, &first, &count);
+	return count + ptrace_bts_has_lost_record(bts);
+}
+
 /*
  * Tracing.
  */
@@ -331,9 +378,22 @@ static void ptrace_bts_overflow(struct ds_tracer *tracer, void *data)
 }
 
 /*
+ * The records a lossless buffer of @nr records (the arbiter's part) keeps
+ * free when the overflow signal is sent: for what the hardware writes
+ * before its interrupt is taken, and what the tracee does before the
+ * signal stops it.  An eighth, from 1 to 256 records; none in a buffer
+ * of one record.
+ */
+static size_t ptrace_bts_reserve(size_t nr)
+{
+	return min(clamp_t(size_t, nr / 8, 1, 256), nr - 1);
+}
+
+/*
  * Make the arbiter's tracer for recording into @buf of @nr records as
- * @flags say (branches, switch records, a callback when full), replacing
- * @bts->tracer in one step if there is one.  Nothing changes on an error.
+ * @flags say (branches, switch records, a callback when full or, with
+ * %PTRACE_BTS_O_LOSSLESS, a reserve before), replacing @bts->tracer in
+ * one step if there is one.  Nothing changes on an error.
  *
  * Return: the new tracer, %NULL if @flags record nothing, or an ERR_PTR().
  */
@@ -356,6 +416,11 @@ static struct ds_tracer *ptrace_bts_recorder(struct ptrace_bts *bts,
 		cfg.flags |= DS_TIMESTAMPS;
 	if (flags & PTRACE_BTS_O_SIGNAL)
 		cfg.overflow = ptrace_bts_overflow;
+	if (flags & PTRACE_BTS_O_LOSSLESS) {
+		/* The last slot is for the BTS_LOST record. */
+		cfg.size -= sizeof(*buf);
+		cfg.threshold = ptrace_bts_reserve(nr - 1);
+	}
 
 	if (bts->tracer)
 		return ds_replace(bts->tracer, &cfg);
@@ -445,6 +510,7 @@ static void ptrace_bts_empty(struct ptrace_bts *bts)
 		memset(bts->buf, 0, bts->count * sizeof(*bts->buf));
 		bts->count = 0;
 	}
+	bts->lost = 0;
 	ptrace_bts_take_back(bts);
 }
 
@@ -683,6 +749,7 @@ ptrace_bts_free_orphan_in_the_way(struct task_struct *child,
  * @pages: the pages charged for @buf
  * @snap: the records there are, oldest first, to take back or keep
  * @count: the number of records in @snap
+ * @lost: the records dropped since the buffer was last emptied
  * @sigq: the overflow signal's sigqueue, when %PTRACE_BTS_O_SIGNAL is asked
  *	for the first time; the trace keeps it once the configuration holds
  * @charged: the tracer's user was charged for @buf, or would have been
@@ -695,6 +762,7 @@ struct ptrace_bts_prep {
 	unsigned long pages;
 	struct ds_bts_record *snap;
 	size_t count;
+	u64 lost;
 	struct sigqueue *sigq;
 	bool charged;
 };
@@ -752,6 +820,18 @@ static int ptrace_bts_check_config(struct task_struct *child,
 		return -EINVAL;
 	if (cfg->bts_size && cfg->bts_size != sizeof(struct bts_struct))
 		return -EINVAL;
+	/* An output of PTRACE_BTS_STATUS only. */
+	if (cfg->lost)
+		return -EINVAL;
+	if (cfg->flags & PTRACE_BTS_O_LOSSLESS) {
+		u32 size = (cfg->flags & PTRACE_BTS_O_ALLOC) ? cfg->size :
+			   bts ? bts->size : 0;
+
+		/* A signal to stop at, and room for a record and BTS_LOST. */
+		if (!(cfg->flags & PTRACE_BTS_O_SIGNAL) ||
+		    size < 2 * sizeof(struct bts_struct))
+			return -EINVAL;
+	}
 
 	if (cfg->flags & PTRACE_BTS_O_SIGNAL) {
 		/* The tracer is to see a signal-delivery-stop. */
@@ -796,7 +876,7 @@ static int ptrace_bts_check_config(struct task_struct *child,
 static int ptrace_bts_copy_config(struct ptrace_bts_config *cfg,
 				  const void __user *ucfg, unsigned long usize)
 {
-	if (usize < sizeof(*cfg))
+	if (usize < PTRACE_BTS_CONFIG_SIZE_VER0)
 		return -EINVAL;
 	if (usize > PAGE_SIZE)
 		return -E2BIG;
@@ -814,6 +894,8 @@ static int ptrace_bts_prepare(struct ptrace_bts *bts,
 		prep->sigq = owned_sigqueue_alloc(bts->task);
 		if (!prep->sigq)
 			return -ENOMEM;
+		/* The overflow signal's identity, see the uapi header. */
+		prep->sigq->info.si_errno = PTRACE_BTS_SI_ERRNO;
 	}
 
 	if (cfg->flags & PTRACE_BTS_O_ALLOC) {
@@ -838,6 +920,7 @@ static int ptrace_bts_prepare(struct ptrace_bts *bts,
 	/* A new buffer starts empty: the records are kept only in the old. */
 	if (cfg->flags & PTRACE_BTS_O_ALLOC)
 		return 0;
+	prep->lost = ptrace_bts_lost(bts);
 	prep->snap = ptrace_bts_snapshot(bts, &prep->count);
 	if (IS_ERR(prep->snap)) {
 		int err = PTR_ERR(prep->snap);
@@ -889,11 +972,14 @@ static int ptrace_bts_commit(struct ptrace_bts *bts,
 	if (prep->buf) {
 		/* A new buffer starts empty; the old one and its charge go. */
 		ptrace_bts_fill(bts, NULL, 0);
+		bts->lost = 0;
 		prep->buf = buf;
 		swap(bts->ucounts, prep->ucounts);
 		swap(bts->pages, prep->pages);
 		bts->size = cfg->size;
 	} else {
+		/* What a smaller lossless part cannot take counts as lost. */
+		bts->lost = prep->lost;
 		ptrace_bts_fill(bts, prep->snap, prep->count);
 	}
 	return 0;
@@ -1023,8 +1109,9 @@ static int ptrace_bts_status(struct ptrace_bts *bts, void __user *ucfg,
 	struct ptrace_bts_config cfg = {
 		.bts_size = sizeof(struct bts_struct),
 	};
+	size_t known = min_t(size_t, usize, sizeof(cfg));
 
-	if (usize < sizeof(cfg))
+	if (usize < PTRACE_BTS_CONFIG_SIZE_VER0)
 		return -EINVAL;
 	if (usize > PAGE_SIZE)
 		return -E2BIG;
@@ -1032,11 +1119,13 @@ static int ptrace_bts_status(struct ptrace_bts *bts, void __user *ucfg,
 		cfg.size = bts->size;
 		cfg.flags = bts->flags;
 		cfg.signal = bts->signal;
+		cfg.lost = ptrace_bts_lost(bts);
 	}
-	if (copy_to_user(ucfg, &cfg, sizeof(cfg)))
+	/* A tracer of the first version gets the fields it knows. */
+	if (copy_to_user(ucfg, &cfg, known))
 		return -EFAULT;
 	/* As copy_struct_to_user(): what this kernel does not know is 0. */
-	if (clear_user(ucfg + sizeof(cfg), usize - sizeof(cfg)))
+	if (clear_user(ucfg + known, usize - known))
 		return -EFAULT;
 	return 0;
 }
@@ -1050,12 +1139,20 @@ static int ptrace_bts_get(struct ptrace_bts *bts, void __user *urec,
 	if (!bts)
 		return -EINVAL;
 	ptrace_bts_span(bts, &first, &count);
+	/* 0 is the newest: the BTS_LOST record if there is one. */
+	if (ptrace_bts_has_lost_record(bts)) {
+		if (!index) {
+			ptrace_bts_lost_record(bts, ptrace_bts_pid(bts), &rec);
+			goto out;
+		}
+		index--;
+	}
 	if (index >= count)
 		return -EINVAL;
 
-	/* 0 is the newest. */
 	ptrace_bts_translate(ptrace_bts_at(bts, first, count - 1 - index),
 			     ptrace_bts_pid(bts), &rec);
+out:
 	return copy_to_user(urec, &rec, sizeof(rec)) ? -EFAULT : 0;
 }
 
@@ -1065,14 +1162,16 @@ static long ptrace_bts_drain(struct ptrace_bts *bts, void __user *urecs,
 	struct bts_struct chunk[PTRACE_BTS_CHUNK];
 	struct bts_struct __user *out = urecs;
 	size_t first, count, i, n, j;
+	bool lost_record;
 	u32 pid;
 
 	if (!bts)
 		return 0;
 	ptrace_bts_span(bts, &first, &count);
-	if (!count)
+	lost_record = ptrace_bts_has_lost_record(bts);
+	if (!count && !lost_record)
 		return 0;
-	if (usize / sizeof(*out) < count)
+	if (usize / sizeof(*out) < count + lost_record)
 		return -EIO;
 
 	pid = ptrace_bts_pid(bts);
@@ -1088,8 +1187,13 @@ static long ptrace_bts_drain(struct ptrace_bts *bts, void __user *urecs,
 			return -EINTR;
 		cond_resched();
 	}
+	if (lost_record) {
+		ptrace_bts_lost_record(bts, pid, &chunk[0]);
+		if (copy_to_user(out + count, chunk, sizeof(*chunk)))
+			return -EFAULT;
+	}
 	ptrace_bts_empty(bts);
-	return count;
+	return count + lost_record;
 }
 
 /**
@@ -1115,7 +1219,6 @@ long ptrace_bts_request(struct task_struct *child, long request,
 {
 	void __user *uaddr = (void __user *)addr;
 	struct ptrace_bts *bts;
-	size_t first, count;
 	long ret;
 
 	/* Serialization rule 1. */
@@ -1133,10 +1236,7 @@ long ptrace_bts_request(struct task_struct *child, long request,
 		ret = -EINVAL;
 		if (addr || data)
 			break;
-		count = 0;
-		if (bts)
-			ptrace_bts_span(bts, &first, &count);
-		ret = count;
+		ret = bts ? ptrace_bts_count(bts) : 0;
 		break;
 	case PTRACE_BTS_GET:
 		ret = ptrace_bts_get(bts, uaddr, data);
@@ -1214,6 +1314,7 @@ static void ptrace_bts_cancel_stop_signal(struct task_struct *child,
 	    !(child->jobctl & JOBCTL_TRACED))
 		return;
 	if (info->si_signo == bts->delivered && info->si_code == SI_KERNEL &&
+	    info->si_errno == PTRACE_BTS_SI_ERRNO &&
 	    child->exit_code == bts->delivered)
 		child->exit_code = 0;
 }

@@ -86,7 +86,10 @@ enum ds_bts_qualifier {
  * @data: passed to @overflow
  * @threshold: with @overflow, the number of records before the end of the
  *	buffer at which @overflow is called (0: when the buffer is full);
- *	less than the number of records.  Must be 0 without @overflow.
+ *	less than the number of records.  Must be 0 without @overflow.  The
+ *	hardware is drained early enough for @overflow to come at that
+ *	point, not a hardware window later, so the @threshold records are
+ *	left for what is traced until the callback has taken effect.
  * @flags: %DS_TRACE_USER and/or %DS_TRACE_KERNEL (at least one), and
  *	%DS_TIMESTAMPS (BTS per-task tracers only)
  */

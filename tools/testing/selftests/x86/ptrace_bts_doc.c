@@ -548,7 +548,8 @@ TEST(config_error_changes_nothing)
 
 	ASSERT_GE((long)sizeof(buf) - 1, page);
 	memcpy(buf, &snap.st, sizeof(snap.st));
-	ASSERT_ERRNO(EINVAL, bts_req(PTRACE_BTS_CONFIG, pid, buf, sizeof(cfg) - 1));
+	ASSERT_ERRNO(EINVAL, bts_req(PTRACE_BTS_CONFIG, pid, buf,
+				     PTRACE_BTS_CONFIG_SIZE_VER0 - 1));
 	ASSERT_ERRNO(EINVAL, bts_req(PTRACE_BTS_CONFIG, pid, buf, 0));
 	ASSERT_ERRNO(E2BIG, bts_req(PTRACE_BTS_CONFIG, pid, buf, page + 1));
 	buf[sizeof(cfg) + 3] = 1;

@@ -55,7 +55,9 @@
 #include "../kselftest.h"
 
 #define REC		((unsigned int)sizeof(struct bts_struct))
-#define CFG		((unsigned int)sizeof(struct ptrace_bts_config))
+/* The least *data* of CONFIG and STATUS, and the structure this test knows. */
+#define CFG		((unsigned int)PTRACE_BTS_CONFIG_SIZE_VER0)
+#define CFG1		((unsigned int)sizeof(struct ptrace_bts_config))
 #define PAGE		4096U	/* the most *data* may be: one page */
 #define NOBODY		65534
 #define MAX_WORKERS	8
@@ -1203,11 +1205,13 @@ static void op_config(struct tracee *t, bool valid)
 			data = below(CFG);
 			break;
 		case 1:
-			data = CFG + 1 + below(4096 + 64);
+			/* Beyond @lost, which CONFIG wants 0 (EINVAL). */
+			data = CFG1 + 1 + below(4096 + 64);
 			tail_bad = true;
 			break;
 		case 2:
-			c.flags |= 1U << (4 + below(28));
+			/* Not a flag: O_LOSSLESS (0x10) is the last one. */
+			c.flags |= 1U << (5 + below(27));
 			break;
 		case 3:
 			c.flags |= PTRACE_BTS_O_ALLOC;
@@ -1248,9 +1252,12 @@ static void op_config(struct tracee *t, bool valid)
 		want |= E(E2BIG);
 	if (!buf_usable(k, false, data)) {
 		want |= E(EFAULT);
-		/* The readable part of the tail is leftovers: maybe not 0. */
+		/*
+		 * The readable part of the tail is leftovers: maybe not 0,
+		 * and @lost among them, which CONFIG wants 0.
+		 */
 		if (data > CFG)
-			may |= E(E2BIG);
+			may |= E(E2BIG) | E(EINVAL);
 	}
 	if (c.flags & ~PTRACE_BTS_O_ALL)
 		want |= E(EINVAL);
@@ -1284,7 +1291,7 @@ static void op_config(struct tracee *t, bool valid)
 		memset(p, 0, data);
 		memcpy(p, &c, data < CFG ? data : CFG);
 		if (tail_bad)
-			p[CFG + below(data - CFG)] = 1 + below(255);
+			p[CFG1 + below(data - CFG1)] = 1 + below(255);
 	}
 	snprintf(detail, sizeof(detail), "size %u flags %#x signal %u bts_size %u data %u buf %d",
 		 c.size, c.flags, c.signal, c.bts_size, data, k);
@@ -1366,14 +1373,15 @@ static void op_status(struct tracee *t)
 		fail(C_STATUS_KEPT, "tracee %d: STATUS of %u bytes {%u, %#x, %u, %u}",
 		     t->tid, data, got->size, got->flags, got->signal,
 		     got->bts_size);
-	for (i = CFG; i < data; i++) {
+	/* @lost is the kernel's count: what follows it must be 0. */
+	for (i = CFG1; i < data; i++) {
 		if (p[i]) {
 			fail(C_STATUS_TAIL, "STATUS of %u bytes left byte %u as %#x",
 			     data, i, (unsigned char)p[i]);
 			return;
 		}
 	}
-	if (data > CFG)
+	if (data > CFG1)
 		pass(C_STATUS_TAIL);
 }
 
