@@ -643,16 +643,18 @@ static void ds_cpu_load_pebs(struct ds_cpu_half *ch, int cpu,
 }
 
 /*
- * The records linear tracer @t can take before its overflow callback is
- * due, or, once the callback was made, before it is full; SIZE_MAX for
- * a circular or a full buffer, which have nothing to gain from an early
- * interrupt.
+ * The records linear tracer @t can take from a window of user mode before
+ * its overflow callback is due, or, once the callback was made, before it
+ * is full; SIZE_MAX for a tracer that gains nothing from an early
+ * interrupt: circular, full, or one that takes no window records (a soft
+ * tracer, whose switch records ds.c writes itself, or one of kernel mode
+ * alone).
  */
-static size_t ds_tracer_room(struct ds_tracer *t)
+static size_t __ds_tracer_room(struct ds_tracer *t)
 {
 	lockdep_assert_held(&t->lock);
 
-	if (!t->overflow)
+	if (!t->overflow || t->soft || !(t->flags & DS_TRACE_USER))
 		return SIZE_MAX;
 	if (t->armed && t->index < t->threshold)
 		return t->threshold - t->index;
@@ -661,17 +663,26 @@ static size_t ds_tracer_room(struct ds_tracer *t)
 	return SIZE_MAX;
 }
 
-static size_t ds_tracer_room_unlocked(struct ds_tracer *t)
+static size_t ds_tracer_room(struct ds_tracer *t)
 {
 	size_t room;
 
 	if (!t)
 		return SIZE_MAX;
 	raw_spin_lock(&t->lock);
-	room = ds_tracer_room(t);
+	room = __ds_tracer_room(t);
 	raw_spin_unlock(&t->lock);
 	return room;
 }
+
+/*
+ * The least a window interrupts after: the interrupt's own way back to
+ * user mode may store a record that no user-mode tracer takes (the SDM
+ * leaves open which end of a privilege crossing BTS_OFF_OS looks at), so
+ * a threshold of one record could be reached by that record alone, again
+ * and again.  With two, every early interrupt brings a tracer a record.
+ */
+#define DS_WINDOW_MIN_THRESHOLD	2
 
 /*
  * Set the interrupt threshold of this cpu's window of @half: like perf,
@@ -695,7 +706,7 @@ static void ds_window_arm(struct ds_fields *f, enum ds_half half,
 	size_t at = nr - max_t(size_t, nr / 16, 1);
 
 	if (half == DS_BTS && !(ctl & DS_CTL_KERNEL) && room < at)
-		at = max_t(size_t, room, 1);
+		at = max_t(size_t, room, DS_WINDOW_MIN_THRESHOLD);
 	f->threshold = f->base + at * ds_info[half].record_size;
 }
 
@@ -739,8 +750,8 @@ static void ds_cpu_load(struct ds_cpu_half *ch, enum ds_half half,
 		ctl |= DS_CTL_USER;
 	if (flags & DS_TRACE_KERNEL)
 		ctl |= DS_CTL_KERNEL;
-	ds_window_arm(f, half, ctl, min(ds_tracer_room_unlocked(ct),
-					ds_tracer_room_unlocked(tt)));
+	ds_window_arm(f, half, ctl, half == DS_BTS ?
+		      min(ds_tracer_room(ct), ds_tracer_room(tt)) : SIZE_MAX);
 	ch->ctl = ctl;
 	ds_hw_set_ctl(half, ctl);
 }
@@ -850,7 +861,7 @@ static bool ds_drain_bts_nmi(struct ds_cpu *dc)
 		ds_drain_window(ch, DS_BTS, __ds_deliver);
 		for (i = 0; i < DS_NR_LOADED; i++) {
 			if (ch->loaded[i])
-				room = min(room, ds_tracer_room(ch->loaded[i]));
+				room = min(room, __ds_tracer_room(ch->loaded[i]));
 		}
 		ds_window_arm(ds_area_fields(ds_hw_area(smp_processor_id()),
 					     DS_BTS), DS_BTS, ch->ctl, room);

@@ -257,35 +257,43 @@ static const struct ds_bts_record *ptrace_bts_at(struct ptrace_bts *bts,
  * are here so that no kernel address reaches the tracer whatever the layer
  * below does.
  */
+static u32 ptrace_bts_escape_qualifier(u64 qual)
+{
+	switch (qual) {
+	case DS_BTS_TASK_ARRIVES:
+		return BTS_TASK_ARRIVES;
+	case DS_BTS_TASK_DEPARTS:
+		return BTS_TASK_DEPARTS;
+	case DS_BTS_EXEC:
+		return BTS_TASK_EXEC;
+	default:
+		return BTS_INVALID;
+	}
+}
+
+/* Every field is set once, without a memset: this is most of a DRAIN. */
 static void ptrace_bts_translate(const struct ds_bts_record *raw, u32 pid,
 				 struct bts_struct *out)
 {
-	memset(out, 0, sizeof(*out));
+	u32 qual;
 
 	if (raw->from == DS_BTS_ESCAPE) {
-		switch (raw->to) {
-		case DS_BTS_TASK_ARRIVES:
-			out->qualifier = BTS_TASK_ARRIVES;
-			break;
-		case DS_BTS_TASK_DEPARTS:
-			out->qualifier = BTS_TASK_DEPARTS;
-			break;
-		case DS_BTS_EXEC:
-			out->qualifier = BTS_TASK_EXEC;
-			break;
-		default:
-			return;
-		}
-		out->pid = pid;
-		out->clock = raw->flags;
+		qual = ptrace_bts_escape_qualifier(raw->to);
+		out->qualifier = qual;
+		out->pid = qual ? pid : 0;
+		out->from = 0;
+		out->to = 0;
+		out->clock = qual ? raw->flags : 0;
 		return;
 	}
 
-	if (!raw->from || raw->from >= TASK_SIZE_MAX)
-		return;
-	out->qualifier = BTS_BRANCH;
-	out->from = raw->from;
-	out->to = raw->to < TASK_SIZE_MAX ? raw->to : 0;
+	qual = raw->from && raw->from < TASK_SIZE_MAX ? BTS_BRANCH :
+						      BTS_INVALID;
+	out->qualifier = qual;
+	out->pid = 0;
+	out->from = qual ? raw->from : 0;
+	out->to = qual && raw->to < TASK_SIZE_MAX ? raw->to : 0;
+	out->clock = 0;
 }
 
 /* The tracee's thread id as the tracer sees it. */
@@ -379,14 +387,16 @@ static void ptrace_bts_overflow(struct ds_tracer *tracer, void *data)
 
 /*
  * The records a lossless buffer of @nr records (the arbiter's part) keeps
- * free when the overflow signal is sent: for what the hardware writes
- * before its interrupt is taken, and what the tracee does before the
- * signal stops it.  An eighth, from 1 to 256 records; none in a buffer
- * of one record.
+ * free when the overflow signal is sent, for what is stored before the
+ * signal stops the tracee: the records the hardware writes before its
+ * interrupt is taken, the entries into the interrupts that send the
+ * signal (one for the overflow, one or two self-IPIs for the irq_works),
+ * the switch records.  An eighth, from 8 to 256 records; a lossless
+ * buffer has at least 16 (PTRACE_BTS_LOSSLESS_MIN_SIZE).
  */
 static size_t ptrace_bts_reserve(size_t nr)
 {
-	return min(clamp_t(size_t, nr / 8, 1, 256), nr - 1);
+	return clamp_t(size_t, nr / 8, 8, 256);
 }
 
 /*
@@ -496,16 +506,23 @@ static void ptrace_bts_silence(struct ptrace_bts *bts)
 	ptrace_bts_take_back(bts);
 }
 
-/* Empty the buffer; zeroed, see ptrace_bts_span(). */
+/*
+ * Empty the buffer.  A circular one is zeroed, see ptrace_bts_span(); a
+ * linear one, whose records end at the write index, need not be, and a
+ * DRAIN of it costs the copy alone.
+ */
 static void ptrace_bts_empty(struct ptrace_bts *bts)
 {
 	/* Serialization rule 1: the tracee records nothing meanwhile. */
 	if (bts->tracer) {
 		/*
-		 * Also re-arms the overflow callback and takes back a call
-		 * not made yet; one made before is taken back below.
+		 * Both re-arm the overflow callback and take back a call not
+		 * made yet; one made before is taken back below.
 		 */
-		WARN_ON_ONCE(ds_clear(bts->tracer));
+		if (bts->flags & PTRACE_BTS_O_SIGNAL)
+			WARN_ON_ONCE(ds_reset(bts->tracer));
+		else
+			WARN_ON_ONCE(ds_clear(bts->tracer));
 	} else {
 		memset(bts->buf, 0, bts->count * sizeof(*bts->buf));
 		bts->count = 0;
@@ -820,16 +837,17 @@ static int ptrace_bts_check_config(struct task_struct *child,
 		return -EINVAL;
 	if (cfg->bts_size && cfg->bts_size != sizeof(struct bts_struct))
 		return -EINVAL;
-	/* An output of PTRACE_BTS_STATUS only. */
-	if (cfg->lost)
-		return -EINVAL;
+	/*
+	 * @lost is PTRACE_BTS_STATUS's output, ignored here as @size and
+	 * @bts_size may be: a tracer can pass back what STATUS gave it.
+	 */
 	if (cfg->flags & PTRACE_BTS_O_LOSSLESS) {
 		u32 size = (cfg->flags & PTRACE_BTS_O_ALLOC) ? cfg->size :
 			   bts ? bts->size : 0;
 
-		/* A signal to stop at, and room for a record and BTS_LOST. */
+		/* A signal to stop at, and room for the reserve and BTS_LOST. */
 		if (!(cfg->flags & PTRACE_BTS_O_SIGNAL) ||
-		    size < 2 * sizeof(struct bts_struct))
+		    size < PTRACE_BTS_LOSSLESS_MIN_SIZE)
 			return -EINVAL;
 	}
 
@@ -978,9 +996,16 @@ static int ptrace_bts_commit(struct ptrace_bts *bts,
 		swap(bts->pages, prep->pages);
 		bts->size = cfg->size;
 	} else {
-		/* What a smaller lossless part cannot take counts as lost. */
-		bts->lost = prep->lost;
-		ptrace_bts_fill(bts, prep->snap, prep->count);
+		size_t count = prep->count;
+
+		/* A circular buffer loses nothing; a linear one counts on. */
+		bts->lost = (flags & PTRACE_BTS_O_SIGNAL) ? prep->lost : 0;
+		/* A lossless buffer keeps its last slot for BTS_LOST. */
+		if ((flags & PTRACE_BTS_O_LOSSLESS) && count > nr - 1) {
+			bts->lost += count - (nr - 1);
+			count = nr - 1;
+		}
+		ptrace_bts_fill(bts, prep->snap, count);
 	}
 	return 0;
 }
@@ -1291,11 +1316,11 @@ void ptrace_bts_release(struct task_struct *child)
  * the verdict would be the signal itself, delivered as the tracee resumes
  * (ptrace_signal()); cancel it as the tracer would.  The stop is taken
  * for ours if our signal left the queue before any take-back (@delivered)
- * and the stop is for that signal from the kernel (SI_KERNEL): another
- * kernel instance of the same signal in the same situation cannot be told
- * from it.  A stop whose siginfo the tracer replaced (PTRACE_SETSIGINFO) is
- * left alone, and so is one the tracer reaped (wait(2) cleared ->exit_code)
- * or resumed.
+ * and the stop is for that signal with our siginfo (SI_KERNEL and
+ * PTRACE_BTS_SI_ERRNO): only an instance a thread of the tracee's process
+ * queued with the same siginfo cannot be told from it.  A stop whose
+ * siginfo the tracer replaced (PTRACE_SETSIGINFO) is left alone, and so is
+ * one the tracer reaped (wait(2) cleared ->exit_code) or resumed.
  */
 static void ptrace_bts_cancel_stop_signal(struct task_struct *child,
 					  struct ptrace_bts *bts)

@@ -86,7 +86,8 @@ enum ds_bts_qualifier {
  * @data: passed to @overflow
  * @threshold: with @overflow, the number of records before the end of the
  *	buffer at which @overflow is called (0: when the buffer is full);
- *	less than the number of records.  Must be 0 without @overflow.  The
+ *	less than the number of records.  Must be 0 without @overflow.  For
+ *	a tracer of user mode on a BTS window of user mode alone, the
  *	hardware is drained early enough for @overflow to come at that
  *	point, not a hardware window later, so the @threshold records are
  *	left for what is traced until the callback has taken effect.

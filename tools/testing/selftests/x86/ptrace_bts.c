@@ -2332,33 +2332,40 @@ TEST(overflow_signal_identity)
 TEST(lossless_config_errors)
 {
 	struct ptrace_bts_config cfg = { .size = 8 * REC };
+	unsigned int min = PTRACE_BTS_LOSSLESS_MIN_SIZE;
 	pid_t pid;
 
+	ASSERT_EQ(16 * REC, min);
 	pid = spawn(sleeper);
 	ASSERT_LT(0, pid);
 	/* A lossless buffer stops its tracee: it needs O_SIGNAL. */
 	EXPECT_EQ(-1, config(pid, PTRACE_BTS_O_ALLOC | PTRACE_BTS_O_SCHED |
-				  PTRACE_BTS_O_LOSSLESS, 8 * REC, 0));
+				  PTRACE_BTS_O_LOSSLESS, min, 0));
 	EXPECT_EQ(EINVAL, errno);
-	/* Room for a record and the BTS_LOST record. */
+	/* Room for its reserve and the BTS_LOST record. */
 	EXPECT_EQ(-1, config(pid, PTRACE_BTS_O_ALLOC | PTRACE_BTS_O_SCHED |
 				  PTRACE_BTS_O_SIGNAL | PTRACE_BTS_O_LOSSLESS,
-			     REC, SIGUSR1));
+			     min - REC, SIGUSR1));
 	EXPECT_EQ(EINVAL, errno);
 	EXPECT_EQ(0, status(pid).size);
-	/* @lost is STATUS's: CONFIG wants 0. */
+	/* @lost is STATUS's: CONFIG ignores it, STATUS's output goes back. */
 	cfg.flags = PTRACE_BTS_O_ALLOC | PTRACE_BTS_O_SCHED;
 	cfg.lost = 1;
-	EXPECT_EQ(-1, bts(PTRACE_BTS_CONFIG, pid, (unsigned long)&cfg,
-			  sizeof(cfg)));
-	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(0, bts(PTRACE_BTS_CONFIG, pid, (unsigned long)&cfg,
+			 sizeof(cfg)));
+	EXPECT_EQ(0, status(pid).lost);
 	/* A tracer of the first version passes 16 bytes. */
+	cfg.size = 4 * REC;
 	EXPECT_EQ(0, bts(PTRACE_BTS_CONFIG, pid, (unsigned long)&cfg,
 			 PTRACE_BTS_CONFIG_SIZE_VER0));
-	EXPECT_EQ(8 * REC, status(pid).size);
-	/* Two records is enough, and LOSSLESS can be added later. */
+	EXPECT_EQ(4 * REC, status(pid).size);
+	/* Not on a kept buffer that is too small either. */
+	EXPECT_EQ(-1, config(pid, PTRACE_BTS_O_SCHED | PTRACE_BTS_O_SIGNAL |
+				  PTRACE_BTS_O_LOSSLESS, 0, SIGUSR1));
+	EXPECT_EQ(EINVAL, errno);
+	/* The least, and LOSSLESS added later. */
 	EXPECT_EQ(0, config(pid, PTRACE_BTS_O_ALLOC | PTRACE_BTS_O_SCHED,
-			    2 * REC, 0));
+			    min, 0));
 	EXPECT_EQ(0, config(pid, PTRACE_BTS_O_SCHED | PTRACE_BTS_O_SIGNAL |
 				 PTRACE_BTS_O_LOSSLESS, 0, SIGUSR1));
 	EXPECT_EQ(PTRACE_BTS_O_SCHED | PTRACE_BTS_O_SIGNAL |
@@ -2371,6 +2378,8 @@ TEST(lossless_config_errors)
  * blocked) drops records: STATUS counts them, and with O_LOSSLESS the
  * records end with a BTS_LOST record that says how many.
  */
+#define LOST_RECS	16	/* PTRACE_BTS_LOSSLESS_MIN_SIZE */
+
 static void lost_records(struct __test_metadata *_metadata, bool lossless)
 {
 	unsigned int flags = PTRACE_BTS_O_ALLOC | PTRACE_BTS_O_SCHED |
@@ -2387,10 +2396,10 @@ static void lost_records(struct __test_metadata *_metadata, bool lossless)
 		flags |= PTRACE_BTS_O_LOSSLESS;
 	pid = spawn(blocked_overflow);
 	ASSERT_LT(0, pid);
-	ASSERT_EQ(0, config(pid, flags, 4 * REC, SIGUSR1));
+	ASSERT_EQ(0, config(pid, flags, LOST_RECS * REC, SIGUSR1));
 	ASSERT_EQ(SIGSTOP, cont(pid, 0));
 
-	ASSERT_EQ(0, status(pid).size - 4 * REC);
+	ASSERT_EQ(LOST_RECS * REC, status(pid).size);
 	n = status(pid).lost;
 	TH_LOG("%ld records lost", n);
 	ASSERT_LT(0, n);
@@ -2401,7 +2410,7 @@ static void lost_records(struct __test_metadata *_metadata, bool lossless)
 	EXPECT_EQ(0xa5a5a5a5a5a5a5a5ULL, st.cfg.lost);
 
 	nr = bts(PTRACE_BTS_SIZE, pid, 0, 0);
-	ASSERT_EQ(4, nr);
+	ASSERT_EQ(LOST_RECS, nr);
 	ASSERT_EQ(0, bts(PTRACE_BTS_GET, pid, (unsigned long)&get, 0));
 	if (lossless) {
 		EXPECT_EQ(BTS_LOST, get.qualifier);
@@ -2414,11 +2423,12 @@ static void lost_records(struct __test_metadata *_metadata, bool lossless)
 	}
 
 	/* The buffer's size is room enough for a DRAIN, BTS_LOST and all. */
-	ASSERT_EQ(4, drain(pid, &r, 4));
-	EXPECT_EQ(lossless ? BTS_LOST : BTS_TASK_DEPARTS, r[3].qualifier);
+	ASSERT_EQ(LOST_RECS, drain(pid, &r, LOST_RECS));
+	EXPECT_EQ(lossless ? BTS_LOST : BTS_TASK_DEPARTS,
+		  r[LOST_RECS - 1].qualifier);
 	if (lossless)
-		EXPECT_EQ(n, r[3].clock);
-	EXPECT_EQ(0, check_switches(r, lossless ? 3 : 4, pid,
+		EXPECT_EQ(n, r[LOST_RECS - 1].clock);
+	EXPECT_EQ(0, check_switches(r, LOST_RECS - lossless, pid,
 				    BTS_TASK_ARRIVES));
 	free(r);
 	/* Emptied: nothing lost since. */

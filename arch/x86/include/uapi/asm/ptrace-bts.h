@@ -30,6 +30,9 @@
  */
 #define PTRACE_BTS_SIZE_MAX	(16U << 20)
 
+/* The smallest buffer PTRACE_BTS_O_LOSSLESS takes: 16 records. */
+#define PTRACE_BTS_LOSSLESS_MIN_SIZE	512
+
 /* Sizes of struct ptrace_bts_config: the first, and with @lost. */
 #define PTRACE_BTS_CONFIG_SIZE_VER0	16
 #define PTRACE_BTS_CONFIG_SIZE_VER1	24
@@ -53,8 +56,8 @@
  *	else 0
  * @bts_size: sizeof(struct bts_struct) (0 is accepted on input)
  * @lost: PTRACE_BTS_STATUS: the records dropped because the linear buffer
- *	was full, since it was last emptied; PTRACE_BTS_CONFIG: 0.  Only in
- *	a structure of %PTRACE_BTS_CONFIG_SIZE_VER1 bytes or more.
+ *	was full, since it was last emptied; ignored by PTRACE_BTS_CONFIG.
+ *	Only in a structure of %PTRACE_BTS_CONFIG_SIZE_VER1 bytes or more.
  */
 struct ptrace_bts_config {
 	__u32 size;
