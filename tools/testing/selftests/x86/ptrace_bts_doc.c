@@ -10,7 +10,10 @@
  * stops itself with raise(SIGSTOP), so every test is deterministic.
  * The tests of branches (PTRACE_BTS_O_TRACE) need BTS and are skipped
  * with the reason without it; their tracee runs a loop of 20000 branches
- * at a known address (marker_loop()) between its stops.
+ * at a known address (marker_loop()) between its stops.  The tests of
+ * PTRACE_BTS_O_LOSSLESS drain at each overflow stop a tracee that sleeps
+ * (switches) or runs a loop of 19999 back edges at global asm labels
+ * (bts_doc_loop()), and must get every record.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -21,6 +24,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -300,11 +304,16 @@ static const char *check_sched(const struct bts_struct *r, long n, pid_t pid)
 	return NULL;
 }
 
-/* Everything a tracer can see without changing it. */
+/*
+ * Everything a tracer can see without changing it, but @lost, the count
+ * of records dropped, which grows while a full linear buffer's tracee
+ * runs: kept aside from what same_snapshot() compares.
+ */
 struct snapshot {
 	struct ptrace_bts_config st;
 	long n;
 	struct bts_struct r[MAX_RECS];
+	__u64 lost;
 };
 
 static int take_snapshot(pid_t pid, struct snapshot *s)
@@ -314,6 +323,8 @@ static int take_snapshot(pid_t pid, struct snapshot *s)
 	memset(s, 0, sizeof(*s));
 	if (bts_status(pid, &s->st))
 		return -1;
+	s->lost = s->st.lost;
+	s->st.lost = 0;
 	s->n = bts_size(pid);
 	if (s->n < 0 || s->n > MAX_RECS)
 		return -1;
@@ -327,7 +338,8 @@ static bool same_snapshot(pid_t pid, const struct snapshot *s)
 {
 	static struct snapshot now;
 
-	return !take_snapshot(pid, &now) && !memcmp(&now, s, sizeof(now));
+	return !take_snapshot(pid, &now) &&
+	       !memcmp(&now, s, offsetof(struct snapshot, lost));
 }
 
 /* Whether the kernel serves PTRACE_BTS_* (CONFIG_X86_PTRACE_BTS). */
@@ -414,7 +426,8 @@ TEST(status_and_struct_size)
 		ASSERT_EQ(0, buf[i]);
 	ASSERT_EQ(0xaa, buf[i]);
 
-	ASSERT_ERRNO(EINVAL, bts_req(PTRACE_BTS_STATUS, pid, buf, sizeof(*big) - 1));
+	ASSERT_ERRNO(EINVAL, bts_req(PTRACE_BTS_STATUS, pid, buf,
+				     PTRACE_BTS_CONFIG_SIZE_VER0 - 1));
 	ASSERT_ERRNO(E2BIG, bts_req(PTRACE_BTS_STATUS, pid, buf, page + 1));
 	ASSERT_ERRNO(EFAULT, bts_req(PTRACE_BTS_STATUS, pid, NULL, sizeof(*big)));
 
@@ -495,7 +508,7 @@ struct bad_config {
 #define G	PTRACE_BTS_O_SIGNAL
 
 static const struct bad_config bad_configs[] = {
-	{ "unknown flag", 0, S | 0x10, 0, 0, EINVAL },
+	{ "unknown flag", 0, S | 0x20, 0, 0, EINVAL },
 	{ "unknown high flag", 0, S | 0x80000000u, 0, 0, EINVAL },
 	{ "size not a multiple", NREC(8) + 1, A | S, 0, 0, EINVAL },
 	{ "size above the maximum", PTRACE_BTS_SIZE_MAX + REC, A | S, 0, 0, EINVAL },
@@ -3482,6 +3495,750 @@ TEST(orphans_two_at_once)
 		}
 		reap(o, 2);
 	}
+}
+
+/* Helpers of the tests of PTRACE_BTS_O_LOSSLESS, lost and BTS_LOST. */
+
+#define LOSS		PTRACE_BTS_O_LOSSLESS
+#define LOOP_EDGES	19999	/* the taken back edges of bts_doc_loop() */
+#define LONG_NAPS	300	/* usleep()s of lossless_switches' tracee */
+
+_Static_assert(sizeof(struct bts_struct) == 32, "struct bts_struct is 32 bytes");
+_Static_assert(sizeof(struct ptrace_bts_config) == PTRACE_BTS_CONFIG_SIZE_VER1,
+	       "struct ptrace_bts_config is PTRACE_BTS_CONFIG_SIZE_VER1 bytes");
+_Static_assert(__builtin_offsetof(struct ptrace_bts_config, lost) ==
+	       PTRACE_BTS_CONFIG_SIZE_VER0, "lost follows the first structure");
+
+/*
+ * A loop of 20000 iterations at known addresses, the same in a forked
+ * tracee: each taken jnz is a branch from bts_doc_loop_jnz to
+ * bts_doc_loop_back, 19999 of them.
+ */
+extern void bts_doc_loop(void);
+extern const char bts_doc_loop_back[], bts_doc_loop_jnz[];
+
+asm(".pushsection .text\n"
+    ".globl bts_doc_loop\n"
+    ".type bts_doc_loop, @function\n"
+    "bts_doc_loop:\n"
+    "	movl $20000, %ecx\n"
+    ".globl bts_doc_loop_back\n"
+    "bts_doc_loop_back:\n"
+    "	decl %ecx\n"
+    ".globl bts_doc_loop_jnz\n"
+    "bts_doc_loop_jnz:\n"
+    "	jnz bts_doc_loop_back\n"
+    "	ret\n"
+    ".size bts_doc_loop, .-bts_doc_loop\n"
+    ".popsection\n");
+
+static void body_doc_loop(long arg)
+{
+	(void)arg;
+	bts_doc_loop();
+	raise(SIGSTOP);
+	body_pause(0);
+}
+
+/* Whether @pid is in the signal-delivery-stop of its overflow signal @sig. */
+static bool overflow_stop(pid_t pid, int sig)
+{
+	siginfo_t si;
+
+	memset(&si, 0, sizeof(si));
+	return !bts_req(PTRACE_GETSIGINFO, pid, NULL, (unsigned long)&si) &&
+	       si.si_signo == sig && si.si_code == SI_KERNEL &&
+	       si.si_errno == PTRACE_BTS_SI_ERRNO;
+}
+
+/* STATUS's lost, or -1. */
+static long long bts_lost(pid_t pid)
+{
+	struct ptrace_bts_config st;
+
+	if (bts_status(pid, &st))
+		return -1;
+	return st.lost;
+}
+
+/*
+ * The reserve of a lossless buffer of @recs records: "an eighth of it
+ * (from 8 to 256 records)".
+ */
+static long lossless_reserve(long recs)
+{
+	long r = recs / 8;
+
+	return r < 8 ? 8 : r > 256 ? 256 : r;
+}
+
+/*
+ * "PTRACE_BTS_O_LOSSLESS without PTRACE_BTS_O_SIGNAL or with a buffer of
+ * fewer than PTRACE_BTS_LOSSLESS_MIN_SIZE bytes" is EINVAL, and "On an
+ * error nothing changed"; "the buffer must have at least
+ * PTRACE_BTS_LOSSLESS_MIN_SIZE bytes (16 records)" (the header: "The
+ * smallest buffer PTRACE_BTS_O_LOSSLESS takes: 16 records", so 16 are
+ * accepted), for a new buffer and for one kept; STATUS gives "the flags
+ * in effect (without PTRACE_BTS_O_ALLOC)".
+ */
+TEST(lossless_config_rules)
+{
+	const __u32 min = PTRACE_BTS_LOSSLESS_MIN_SIZE;
+	int sig = SIGRTMIN + 8;
+	static struct snapshot snap;
+	struct ptrace_bts_config st;
+	pid_t pid;
+
+	ASSERT_EQ(NREC(16), min);
+	if (!bts_available())
+		SKIP(return, NO_BTS);
+	pid = start_tracee(body_stops, 2, 0, true);
+	ASSERT_LT(0, pid);
+
+	/* A new buffer. */
+	ASSERT_ERRNO(EINVAL, bts_config(pid, min, A | S | LOSS, 0));
+	ASSERT_ERRNO(EINVAL, bts_config(pid, min, A | LOSS, 0));
+	ASSERT_ERRNO(EINVAL, bts_config(pid, min - REC, A | S | G | LOSS, sig));
+	ASSERT_ERRNO(EINVAL, bts_config(pid, min - REC, A | G | LOSS, sig));
+	ASSERT_ERRNO(EINVAL, bts_config(pid, NREC(8), A | S | G | LOSS, sig));
+	ASSERT_ERRNO(EINVAL, bts_config(pid, NREC(2), A | S | G | LOSS, sig));
+	ASSERT_ERRNO(EINVAL, bts_config(pid, NREC(1), A | G | LOSS, sig));
+	ASSERT_EQ(0, bts_status(pid, &st));
+	EXPECT_EQ(0U, st.size);
+	EXPECT_EQ(0U, st.flags);
+	ASSERT_EQ(0, bts_config(pid, min, A | S | G | LOSS, sig)) TH_LOG("errno %d", errno);
+	ASSERT_EQ(0, bts_status(pid, &st));
+	EXPECT_EQ(min, st.size);
+	EXPECT_EQ((__u32)(S | G | LOSS), st.flags);
+	EXPECT_EQ((__u32)sig, st.signal);
+	ASSERT_EQ(0, bts_config(pid, NREC(64), A | G | LOSS, sig)) TH_LOG("errno %d", errno);
+	ASSERT_EQ(0, bts_status(pid, &st));
+	EXPECT_EQ(NREC(64), st.size);
+	EXPECT_EQ((__u32)(G | LOSS), st.flags);
+
+	/* The buffer kept: 15 records, then 16, without O_SIGNAL. */
+	ASSERT_EQ(0, bts_config(pid, min - REC, A | S, 0));
+	ASSERT_STOPSIG(SIGSTOP, resume(pid, 0));
+	ASSERT_EQ(0, take_snapshot(pid, &snap));
+	ASSERT_LT(0, snap.n);
+	ASSERT_ERRNO(EINVAL, bts_config(pid, 0, S | G | LOSS, sig));
+	ASSERT_ERRNO(EINVAL, bts_config(pid, min - REC, S | G | LOSS, sig));
+	ASSERT_ERRNO(EINVAL, bts_config(pid, 0, G | LOSS, sig));
+	ASSERT_TRUE(same_snapshot(pid, &snap));
+
+	ASSERT_EQ(0, bts_config(pid, min, A | S, 0));
+	ASSERT_STOPSIG(SIGSTOP, resume(pid, 0));
+	ASSERT_EQ(0, take_snapshot(pid, &snap));
+	ASSERT_LT(0, snap.n);
+	ASSERT_ERRNO(EINVAL, bts_config(pid, 0, S | LOSS, 0));
+	ASSERT_ERRNO(EINVAL, bts_config(pid, 0, LOSS, 0));
+	ASSERT_ERRNO(EINVAL, bts_config(pid, min, S | LOSS, sig));
+	/* An unknown flag is still one. */
+	ASSERT_ERRNO(EINVAL, bts_config(pid, 0, S | G | LOSS | 0x20, sig));
+	ASSERT_EQ(0, PTRACE_BTS_O_ALL & 0x20);
+	ASSERT_TRUE(same_snapshot(pid, &snap));
+
+	ASSERT_EQ(0, bts_config(pid, 0, S | G | LOSS, sig)) TH_LOG("errno %d", errno);
+	ASSERT_EQ(0, bts_status(pid, &st));
+	EXPECT_EQ(min, st.size);
+	EXPECT_EQ((__u32)(S | G | LOSS), st.flags);
+	finish(pid);
+}
+
+/*
+ * PTRACE_BTS_CONFIG: "at least PTRACE_BTS_CONFIG_SIZE_VER0 (16 bytes, the
+ * structure without lost)" is accepted, whatever follows those bytes;
+ * "lost is ignored, as size and bts_size may be: what PTRACE_BTS_STATUS
+ * returned can be passed back" (the header: "ignored by
+ * PTRACE_BTS_CONFIG"): a new buffer starts with lost 0 whatever lost
+ * said, and STATUS's output of a full linear buffer, lost included,
+ * configured again, changes nothing STATUS or the records show.
+ */
+TEST(config_ver0_and_lost)
+{
+	static struct snapshot snap;
+	struct ptrace_bts_config cfg, st, st2;
+	unsigned char raw[PTRACE_BTS_CONFIG_SIZE_VER1];
+	const __u64 losts[] = { 0, 1, 1ULL << 40, ~0ULL };
+	unsigned int i;
+	pid_t pid;
+
+	if (!bts_available())
+		SKIP(return, NO_BTS);
+	pid = start_tracee(body_stops, NAPS, 0, true);
+	ASSERT_LT(0, pid);
+
+	/* A new buffer: lost is not taken. */
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.size = NREC(16);
+	cfg.flags = A | S;
+	cfg.lost = 1;
+	ASSERT_EQ(0, bts_req(PTRACE_BTS_CONFIG, pid, &cfg, sizeof(cfg))) TH_LOG("errno %d", errno);
+	ASSERT_EQ(0, bts_status(pid, &st));
+	EXPECT_EQ(NREC(16), st.size);
+	EXPECT_EQ((__u32)S, st.flags);
+	EXPECT_EQ(0ULL, st.lost);
+
+	/* The 16 bytes alone, whatever follows them. */
+	cfg.size = NREC(8);
+	cfg.flags = A | S | G;
+	cfg.signal = SIGUSR2;
+	memcpy(raw, &cfg, sizeof(raw));
+	memset(raw + PTRACE_BTS_CONFIG_SIZE_VER0, 0xff,
+	       sizeof(raw) - PTRACE_BTS_CONFIG_SIZE_VER0);
+	ASSERT_EQ(0, bts_req(PTRACE_BTS_CONFIG, pid, raw, PTRACE_BTS_CONFIG_SIZE_VER0))
+		TH_LOG("errno %d", errno);
+	ASSERT_EQ(0, bts_status(pid, &st));
+	EXPECT_EQ(NREC(8), st.size);
+	EXPECT_EQ((__u32)(S | G), st.flags);
+	EXPECT_EQ((__u32)SIGUSR2, st.signal);
+	EXPECT_EQ(0ULL, st.lost);
+
+	/* Full and linear, the tracee run on: lost counts. */
+	ASSERT_STOPSIG(SIGUSR2, resume(pid, 0));
+	ASSERT_STOPSIG(SIGSTOP, resume(pid, 0));
+	ASSERT_EQ(0, take_snapshot(pid, &snap));
+	ASSERT_EQ(8, snap.n);
+	ASSERT_EQ(0, bts_status(pid, &st));
+	ASSERT_LT(0ULL, st.lost) TH_LOG("nothing counted lost");
+
+	/* STATUS passed back as it is, then with other counts. */
+	for (i = 0; i < ARRAY_SIZE(losts) + 1; i++) {
+		cfg = st;
+		if (i)
+			cfg.lost = losts[i - 1];
+		ASSERT_EQ(0, bts_req(PTRACE_BTS_CONFIG, pid, &cfg, sizeof(cfg)))
+			TH_LOG("lost %llu: errno %d", (unsigned long long)cfg.lost, errno);
+		ASSERT_EQ(0, bts_status(pid, &st2));
+		ASSERT_EQ(0, memcmp(&st, &st2, sizeof(st)))
+			TH_LOG("lost %llu given: STATUS lost %llu, was %llu",
+			       (unsigned long long)cfg.lost,
+			       (unsigned long long)st2.lost, (unsigned long long)st.lost);
+		ASSERT_TRUE(same_snapshot(pid, &snap));
+	}
+	cfg = st;
+	cfg.lost = 7;
+	ASSERT_EQ(0, bts_req(PTRACE_BTS_CONFIG, pid, &cfg, PTRACE_BTS_CONFIG_SIZE_VER1));
+	ASSERT_EQ(0, bts_status(pid, &st2));
+	ASSERT_EQ(st.lost, st2.lost);
+	ASSERT_TRUE(same_snapshot(pid, &snap));
+	finish(pid);
+}
+
+/*
+ * PTRACE_BTS_STATUS writes lost "if data has room for it
+ * (PTRACE_BTS_CONFIG_SIZE_VER1)": "the records dropped since the buffer
+ * was last emptied because it was linear and full (a circular buffer
+ * overwrites, and loses none)"; a 16-byte STATUS writes 16 bytes; DRAIN:
+ * "lost goes back to 0", and so after CLEAR (which empties the buffer);
+ * without PTRACE_BTS_O_LOSSLESS no BTS_LOST record ("only with
+ * PTRACE_BTS_O_LOSSLESS").
+ */
+TEST(status_lost)
+{
+	unsigned char raw[PTRACE_BTS_CONFIG_SIZE_VER1 + 8];
+	struct ptrace_bts_config *st = (struct ptrace_bts_config *)raw;
+	static struct snapshot snap;
+	struct bts_struct d[8];
+	long long lost;
+	pid_t pid;
+	int i;
+
+	if (!bts_available())
+		SKIP(return, NO_BTS);
+	pid = start_tracee(body_stops, NAPS, 0, true);
+	ASSERT_LT(0, pid);
+
+	/* Circular, full twice over: none lost. */
+	ASSERT_EQ(0, bts_config(pid, NREC(8), A | S, 0));
+	ASSERT_STOPSIG(SIGSTOP, resume(pid, 0));
+	ASSERT_STOPSIG(SIGSTOP, resume(pid, 0));
+	ASSERT_EQ(8, bts_size(pid));
+	ASSERT_EQ(0, bts_lost(pid));
+
+	/* Linear: full, the tracee resumed without draining. */
+	ASSERT_EQ(0, bts_config(pid, NREC(8), A | S | G, SIGUSR2));
+	ASSERT_STOPSIG(SIGUSR2, resume(pid, 0));
+	ASSERT_EQ(8, bts_size(pid));
+	ASSERT_STOPSIG(SIGSTOP, resume(pid, 0));
+	ASSERT_EQ(8, bts_size(pid));
+
+	memset(raw, 0x5a, sizeof(raw));
+	ASSERT_EQ(0, bts_req(PTRACE_BTS_STATUS, pid, raw, PTRACE_BTS_CONFIG_SIZE_VER0));
+	EXPECT_EQ(NREC(8), st->size);
+	EXPECT_EQ((__u32)(S | G), st->flags);
+	EXPECT_EQ((__u32)SIGUSR2, st->signal);
+	EXPECT_EQ(REC, st->bts_size);
+	for (i = PTRACE_BTS_CONFIG_SIZE_VER0; i < (int)sizeof(raw); i++)
+		ASSERT_EQ(0x5a, raw[i]) TH_LOG("a 16-byte STATUS wrote byte %d", i);
+
+	memset(raw, 0x5a, sizeof(raw));
+	ASSERT_EQ(0, bts_req(PTRACE_BTS_STATUS, pid, raw, PTRACE_BTS_CONFIG_SIZE_VER1));
+	EXPECT_EQ(NREC(8), st->size);
+	memcpy(&lost, &raw[PTRACE_BTS_CONFIG_SIZE_VER0], sizeof(lost));
+	ASSERT_LT(0, lost) TH_LOG("nothing counted lost");
+	ASSERT_GT(1000000, lost);
+	for (i = PTRACE_BTS_CONFIG_SIZE_VER1; i < (int)sizeof(raw); i++)
+		ASSERT_EQ(0x5a, raw[i]) TH_LOG("STATUS wrote byte %d", i);
+
+	ASSERT_EQ(0, take_snapshot(pid, &snap));
+	ASSERT_EQ(8, snap.n);
+	ASSERT_SCHED(snap.r, 8, pid);	/* no BTS_LOST */
+	ASSERT_EQ(8, bts_drain(pid, d, 8));
+	ASSERT_SCHED(d, 8, pid);
+	ASSERT_EQ(0, bts_lost(pid)) TH_LOG("lost after DRAIN");
+
+	/* Again, emptied by CLEAR. */
+	ASSERT_STOPSIG(SIGUSR2, resume(pid, 0));
+	ASSERT_STOPSIG(SIGSTOP, resume(pid, 0));
+	ASSERT_LT(0, bts_lost(pid));
+	ASSERT_EQ(0, bts_req(PTRACE_BTS_CLEAR, pid, NULL, 0));
+	ASSERT_EQ(0, bts_size(pid));
+	ASSERT_EQ(0, bts_lost(pid)) TH_LOG("lost after CLEAR");
+	finish(pid);
+}
+
+/* Queue @arg to itself twice, with the overflow signal's siginfo. */
+static void body_forge(long arg)
+{
+	siginfo_t si;
+
+	memset(&si, 0, sizeof(si));
+	si.si_signo = arg;
+	si.si_code = SI_KERNEL;
+	si.si_errno = PTRACE_BTS_SI_ERRNO;
+	si.si_pid = getpid();
+	si.si_uid = MARK_UID;
+	if (syscall(SYS_rt_sigqueueinfo, getpid(), arg, &si))
+		_exit(92);
+	if (syscall(SYS_rt_tgsigqueueinfo, getpid(), syscall(SYS_gettid), arg, &si))
+		_exit(93);
+	raise(SIGSTOP);
+	body_pause(0);
+}
+
+/*
+ * "The overflow signal: ... Its siginfo says so: si_code SI_KERNEL and
+ * si_errno PTRACE_BTS_SI_ERRNO (ENOBUFS) ...; a tracer reads it with
+ * PTRACE_GETSIGINFO at the signal-delivery-stop.  (A thread of the
+ * tracee's own process can queue such a siginfo with rt_sigqueueinfo(2)
+ * or rt_tgsigqueueinfo(2), and the tracer itself can write one with
+ * PTRACE_SETSIGINFO; no other process can.)"  With and without
+ * PTRACE_BTS_O_LOSSLESS; the tracer is such an other process.
+ */
+TEST(overflow_siginfo_identity)
+{
+	int sig = SIGRTMIN + 13, i;
+	siginfo_t si;
+	int lossless;
+	pid_t pid;
+
+	ASSERT_EQ(ENOBUFS, PTRACE_BTS_SI_ERRNO);
+	if (!bts_available())
+		SKIP(return, NO_BTS);
+	for (lossless = 0; lossless < 2; lossless++) {
+		pid = start_tracee(body_stops, NAPS, 0, true);
+		ASSERT_LT(0, pid);
+		ASSERT_EQ(0, bts_config(pid, lossless ? PTRACE_BTS_LOSSLESS_MIN_SIZE : NREC(8),
+					A | S | G | (lossless ? LOSS : 0), SIGUSR2));
+		ASSERT_STOPSIG(SIGUSR2, resume(pid, 0));
+		memset(&si, 0, sizeof(si));
+		ASSERT_EQ(0, bts_req(PTRACE_GETSIGINFO, pid, NULL, (unsigned long)&si));
+		EXPECT_EQ(SIGUSR2, si.si_signo);
+		EXPECT_EQ(SI_KERNEL, si.si_code) TH_LOG("lossless %d", lossless);
+		EXPECT_EQ(PTRACE_BTS_SI_ERRNO, si.si_errno) TH_LOG("lossless %d", lossless);
+
+		/* No other process queues such a siginfo to it. */
+		memset(&si, 0, sizeof(si));
+		si.si_signo = SIGUSR2;
+		si.si_code = SI_KERNEL;
+		si.si_errno = PTRACE_BTS_SI_ERRNO;
+		ASSERT_ERRNO(EPERM, syscall(SYS_rt_sigqueueinfo, pid, SIGUSR2, &si));
+		ASSERT_ERRNO(EPERM, syscall(SYS_rt_tgsigqueueinfo, pid, pid, SIGUSR2, &si));
+		finish(pid);
+	}
+
+	/* The tracee's own thread queues it, twice: two such stops. */
+	pid = start_tracee(body_forge, sig, 0, true);
+	ASSERT_LT(0, pid);
+	for (i = 0; i < 2; i++) {
+		ASSERT_STOPSIG(sig, resume(pid, 0));
+		ASSERT_TRUE(overflow_stop(pid, sig)) TH_LOG("queued instance %d", i);
+	}
+	ASSERT_STOPSIG(SIGSTOP, resume(pid, 0));
+
+	/* The tracer writes one over its SIGSTOP. */
+	memset(&si, 0, sizeof(si));
+	si.si_signo = sig;
+	si.si_code = SI_KERNEL;
+	si.si_errno = PTRACE_BTS_SI_ERRNO;
+	ASSERT_EQ(0, bts_req(PTRACE_SETSIGINFO, pid, NULL, (unsigned long)&si));
+	ASSERT_TRUE(overflow_stop(pid, sig));
+	finish(pid);
+}
+
+/*
+ * PTRACE_BTS_O_LOSSLESS: "the signal comes while the buffer still has
+ * room, so that a tracer that drains the buffer at each overflow stop gets
+ * every record"; "the overflow signal (SI_KERNEL, PTRACE_BTS_SI_ERRNO)
+ * means drain, keep the records, and resume the thread with signal 0".
+ * Branches: all 19999 back edges of a loop of 20000 iterations through a
+ * buffer of 64 records, no BTS_LOST record and lost 0 at each stop; and
+ * through one of 4096, whose reserve is capped.  "The signal is sent while
+ * the buffer has a reserve left, an eighth of it (from 8 to 256 records)":
+ * not before the buffer is down to its reserve (and the slot "kept for a
+ * BTS_LOST record"), so each overflow stop finds at least that many
+ * records, and at most all but that last slot.
+ */
+TEST(lossless_every_branch)
+{
+	__u64 from = (unsigned long)bts_doc_loop_jnz, to = (unsigned long)bts_doc_loop_back;
+	const long sizes[] = { 64, 4096 };
+	int sig = SIGRTMIN + 9, status, stops;
+	long n, i, edges, recs;
+	unsigned int s;
+	long long lost;
+	const char *why;
+	pid_t pid;
+
+	if (!bts_available())
+		SKIP(return, NO_BTS);
+	why = no_bts_trace();
+	if (why)
+		SKIP(return, "%s", why);
+	for (s = 0; s < ARRAY_SIZE(sizes); s++) {
+		recs = sizes[s];
+		stops = 0;
+		edges = 0;
+		pid = start_tracee(body_doc_loop, 0, 0, true);
+		ASSERT_LT(0, pid);
+		ASSERT_EQ(0, bts_config(pid, NREC(recs), A | T | G | LOSS, sig));
+		for (;;) {
+			status = resume(pid, 0);
+			ASSERT_TRUE(WIFSTOPPED(status)) TH_LOG("status %#x", status);
+			lost = bts_lost(pid);
+			ASSERT_EQ(0, lost) TH_LOG("%ld records, stop %d: %lld lost",
+						  recs, stops, lost);
+			n = bts_drain(pid, big, recs);
+			ASSERT_LE(0, n);
+			for (i = 0; i < n; i++) {
+				ASSERT_EQ((__u32)BTS_BRANCH, big[i].qualifier)
+					TH_LOG("%ld records, stop %d, record %ld: qualifier %u",
+					       recs, stops, i, big[i].qualifier);
+				edges += big[i].from == from && big[i].to == to;
+			}
+			if (WSTOPSIG(status) != sig)
+				break;
+			ASSERT_TRUE(overflow_stop(pid, sig)) TH_LOG("stop %d", stops);
+			ASSERT_LE(recs - 1 - lossless_reserve(recs), n)
+				TH_LOG("%ld records, stop %d: signalled with %ld",
+				       recs, stops, n);
+			ASSERT_GE(recs - 1, n);
+			stops++;
+			ASSERT_GT(100000, stops);
+		}
+		ASSERT_STOPSIG(SIGSTOP, status);
+		ASSERT_LT(0, stops) TH_LOG("%ld records: no overflow stop", recs);
+		ASSERT_EQ(LOOP_EDGES, edges)
+			TH_LOG("%ld records: %d overflow stops", recs, stops);
+		finish(pid);
+	}
+}
+
+/*
+ * The same for switch records (PTRACE_BTS_O_SCHED, "Works on any cpu"):
+ * a tracee that sleeps 300 times, drained at each overflow stop of a
+ * buffer of 64 records, loses none: no BTS_LOST, lost 0, arrivals and
+ * departures alternate across the drains, and there is a departure for
+ * each sleep and each stop.  Each overflow stop finds at least the
+ * records of a buffer down to its reserve ("an eighth of it (from 8 to
+ * 256 records)", 8 here) and its last slot, and at most all but that slot.
+ */
+TEST(lossless_switches)
+{
+	int sig = SIGRTMIN + 10, status, stops = 0;
+	long n, i, total = 0, departs = 0;
+	long long lost;
+	pid_t pid;
+
+	if (!bts_available())
+		SKIP(return, NO_BTS);
+	pid = start_tracee(body_stops, LONG_NAPS, 0, true);
+	ASSERT_LT(0, pid);
+	ASSERT_EQ(0, bts_config(pid, NREC(64), A | S | G | LOSS, sig));
+	for (;;) {
+		status = resume(pid, 0);
+		ASSERT_TRUE(WIFSTOPPED(status)) TH_LOG("status %#x", status);
+		lost = bts_lost(pid);
+		ASSERT_EQ(0, lost) TH_LOG("stop %d: %lld lost", stops, lost);
+		ASSERT_GE(BIG_RECS - 64, total);
+		n = bts_drain(pid, big + total, 64);
+		ASSERT_LE(0, n);
+		total += n;
+		if (WSTOPSIG(status) != sig)
+			break;
+		ASSERT_TRUE(overflow_stop(pid, sig)) TH_LOG("stop %d", stops);
+		ASSERT_LE(64 - 1 - lossless_reserve(64), n)
+			TH_LOG("stop %d: signalled with %ld records", stops, n);
+		ASSERT_GE(63, n);
+		stops++;
+	}
+	ASSERT_STOPSIG(SIGSTOP, status);
+	ASSERT_LT(0, stops) TH_LOG("no overflow stop");
+	ASSERT_SCHED(big, total, pid);
+	EXPECT_EQ((__u32)BTS_TASK_ARRIVES, big[0].qualifier);
+	EXPECT_EQ((__u32)BTS_TASK_DEPARTS, big[total - 1].qualifier);
+	for (i = 0; i < total; i++)
+		departs += big[i].qualifier == BTS_TASK_DEPARTS;
+	ASSERT_LE(LONG_NAPS + stops + 1, departs)
+		TH_LOG("%ld records, %d stops", total, stops);
+	finish(pid);
+}
+
+/*
+ * BTS_LOST: "only with PTRACE_BTS_O_LOSSLESS, and only as the last record:
+ * records were dropped after the one before it, clock of them (the count,
+ * not a time).  The buffer's last slot is kept for it"; "Records are
+ * still dropped if ... the tracer resumes it without draining; BTS_LOST
+ * and lost then say how many"; its pid is "the tracee's thread id", its
+ * unused fields 0; PTRACE_BTS_SIZE counts it ("a BTS_LOST record
+ * included"), GET's index 0 is it ("0 for the newest record (a BTS_LOST
+ * record, if there is one)"), DRAIN returns it, last, and "A DRAIN into a
+ * user buffer of size bytes never fails for lack of room".  The buffer is
+ * the smallest lossless one, PTRACE_BTS_LOSSLESS_MIN_SIZE (16 records).
+ */
+TEST(lossless_lost_record)
+{
+	const long recs = PTRACE_BTS_LOSSLESS_MIN_SIZE / REC;
+	int sig = SIGRTMIN + 11;
+	struct bts_struct g0, g1, d[PTRACE_BTS_LOSSLESS_MIN_SIZE / 32];
+	long long lost;
+	pid_t pid;
+	long n;
+
+	if (!bts_available())
+		SKIP(return, NO_BTS);
+	pid = start_tracee(body_stops, 4 * NAPS, 0, true);
+	ASSERT_LT(0, pid);
+	ASSERT_EQ(0, bts_config(pid, PTRACE_BTS_LOSSLESS_MIN_SIZE, A | S | G | LOSS, sig));
+	ASSERT_STOPSIG(sig, resume(pid, 0));
+	ASSERT_TRUE(overflow_stop(pid, sig));
+
+	/* Resumed without draining: it runs on, records are dropped. */
+	ASSERT_STOPSIG(SIGSTOP, resume(pid, 0));
+	n = bts_size(pid);
+	ASSERT_EQ(recs, n) TH_LOG("SIZE does not count the BTS_LOST record");
+	ASSERT_EQ(0, bts_req(PTRACE_BTS_GET, pid, &g0, 0));
+	ASSERT_EQ((__u32)BTS_LOST, g0.qualifier);
+	EXPECT_EQ((__u32)pid, g0.pid);
+	EXPECT_EQ(0ULL, g0.from);
+	EXPECT_EQ(0ULL, g0.to);
+	ASSERT_LT(0ULL, g0.clock);
+	ASSERT_GT(1000000ULL, g0.clock) TH_LOG("clock %llu: a time, not a count",
+					       (unsigned long long)g0.clock);
+	lost = bts_lost(pid);
+	ASSERT_EQ((long long)g0.clock, lost);
+	ASSERT_EQ(0, bts_req(PTRACE_BTS_GET, pid, &g1, 1));
+	ASSERT_NE((__u32)BTS_LOST, g1.qualifier);
+
+	memset(d, 0x5a, sizeof(d));
+	ASSERT_EQ(recs, bts_drain(pid, d, recs)) TH_LOG("errno %d", errno);
+	ASSERT_EQ(0, memcmp(&d[recs - 1], &g0, REC)) TH_LOG("BTS_LOST is not the last");
+	ASSERT_EQ(0, memcmp(&d[recs - 2], &g1, REC));
+	ASSERT_SCHED(d, recs - 1, pid);
+	ASSERT_EQ(0, bts_size(pid));
+	ASSERT_EQ(0, bts_lost(pid));
+
+	/* Drained: the signal is armed again and the count starts afresh. */
+	ASSERT_STOPSIG(sig, resume(pid, 0));
+	ASSERT_TRUE(overflow_stop(pid, sig));
+	ASSERT_STOPSIG(SIGSTOP, resume(pid, 0));
+	ASSERT_EQ(recs, bts_size(pid));
+	ASSERT_EQ(0, bts_req(PTRACE_BTS_GET, pid, &g0, 0));
+	ASSERT_EQ((__u32)BTS_LOST, g0.qualifier);
+	ASSERT_EQ((long long)g0.clock, bts_lost(pid));
+	finish(pid);
+}
+
+/* Whether @pid's records are still those of @s (its STATUS aside). */
+static bool same_records(pid_t pid, const struct snapshot *s)
+{
+	static struct snapshot now;
+
+	return !take_snapshot(pid, &now) && now.n == s->n &&
+	       !memcmp(now.r, s->r, s->n * REC);
+}
+
+/*
+ * PTRACE_BTS_O_LOSSLESS: "A configuration that keeps more records than
+ * the buffer then holds keeps the oldest and counts the others as lost":
+ * a full circular buffer of 16 records, made lossless, holds 15 ("The
+ * buffer's last slot is kept for a BTS_LOST record"), the oldest, and
+ * lost is 1 (a BTS_LOST record, if any, says 1 too).  "A configuration
+ * that keeps a full linear buffer (or, with PTRACE_BTS_O_LOSSLESS, one
+ * past its reserve) with PTRACE_BTS_O_SIGNAL sends the overflow signal at
+ * once": so for that buffer, and for one of 16 records holding 9 to 15
+ * (past its reserve of 8, not full: nothing lost, nothing changed); a
+ * buffer of 64 records holding a dozen keeps its reserve ("The signal is
+ * sent while the buffer has a reserve left"): no signal.
+ */
+TEST(lossless_config_keeps_oldest)
+{
+	const __u32 min = PTRACE_BTS_LOSSLESS_MIN_SIZE;
+	int sig = SIGRTMIN + 12;
+	static struct snapshot snap;
+	struct bts_struct g, d[16];
+	struct pending p[4];
+	long n, i, kept, has_lost;
+	pid_t pid;
+
+	if (!bts_available())
+		SKIP(return, NO_BTS);
+	pid = start_tracee(body_stops, NAPS, 0, true);
+	ASSERT_LT(0, pid);
+
+	/* Circular and full: the last 16 of some 28 records. */
+	ASSERT_EQ(0, bts_config(pid, min, A | S, 0));
+	ASSERT_STOPSIG(SIGSTOP, resume(pid, 0));
+	ASSERT_STOPSIG(SIGSTOP, resume(pid, 0));
+	ASSERT_EQ(0, take_snapshot(pid, &snap));
+	ASSERT_EQ(16, snap.n);
+	ASSERT_EQ(0ULL, snap.lost);
+	ASSERT_EQ(0, peek_sig(pid, sig, p, 4));
+
+	ASSERT_EQ(0, bts_config(pid, 0, S | G | LOSS, sig)) TH_LOG("errno %d", errno);
+	ASSERT_EQ(1, peek_sig(pid, sig, p, 4)) TH_LOG("no signal at once");
+	ASSERT_TRUE(from_kernel(&p[0]));
+	EXPECT_EQ(PTRACE_BTS_SI_ERRNO, p[0].si.si_errno);
+	ASSERT_EQ(1, bts_lost(pid));
+	n = bts_size(pid);
+	ASSERT_EQ(0, bts_req(PTRACE_BTS_GET, pid, &g, 0));
+	has_lost = g.qualifier == BTS_LOST;
+	if (has_lost) {
+		EXPECT_EQ(1ULL, g.clock);
+		EXPECT_EQ((__u32)pid, g.pid);
+	}
+	kept = n - has_lost;
+	ASSERT_EQ(15, kept) TH_LOG("%ld records, BTS_LOST %ld", n, has_lost);
+	/* GET's index 0 is the newest: the newest of the 16 went. */
+	for (i = 0; i < kept; i++) {
+		ASSERT_EQ(0, bts_req(PTRACE_BTS_GET, pid, &g, i + has_lost));
+		ASSERT_EQ(0, memcmp(&g, &snap.r[i + 1], REC))
+			TH_LOG("record %ld is not of the oldest", i);
+	}
+	ASSERT_STOPSIG(sig, resume(pid, 0));
+	ASSERT_TRUE(overflow_stop(pid, sig));
+	ASSERT_EQ(n, bts_drain(pid, d, 16));
+	ASSERT_EQ(0, bts_lost(pid));
+	finish(pid);
+
+	/* A dozen records: of 64, below the reserve; of 16, past it. */
+	pid = start_tracee(body_stops, 4, 0, true);
+	ASSERT_LT(0, pid);
+	ASSERT_EQ(0, bts_config(pid, NREC(64), A | S, 0));
+	ASSERT_STOPSIG(SIGSTOP, resume(pid, 0));
+	ASSERT_EQ(0, take_snapshot(pid, &snap));
+	ASSERT_LE(9, snap.n);
+	ASSERT_GE(15, snap.n) TH_LOG("the tracee was preempted too often");
+	ASSERT_EQ(0, bts_config(pid, 0, S | G | LOSS, sig)) TH_LOG("errno %d", errno);
+	ASSERT_EQ(0, peek_sig(pid, sig, p, 4)) TH_LOG("signal with %ld of 64", snap.n);
+	ASSERT_TRUE(same_records(pid, &snap));
+
+	ASSERT_EQ(0, bts_config(pid, min, A | S, 0));
+	ASSERT_STOPSIG(SIGSTOP, resume(pid, 0));
+	ASSERT_EQ(0, take_snapshot(pid, &snap));
+	ASSERT_LE(9, snap.n);
+	ASSERT_GE(15, snap.n) TH_LOG("the tracee was preempted too often");
+	ASSERT_EQ(0, bts_config(pid, 0, S | G | LOSS, sig)) TH_LOG("errno %d", errno);
+	ASSERT_EQ(1, peek_sig(pid, sig, p, 4)) TH_LOG("no signal with %ld of 16", snap.n);
+	ASSERT_TRUE(from_kernel(&p[0]));
+	ASSERT_EQ(0, bts_lost(pid));
+	ASSERT_TRUE(same_records(pid, &snap));
+	ASSERT_STOPSIG(sig, resume(pid, 0));
+	ASSERT_TRUE(overflow_stop(pid, sig));
+	finish(pid);
+}
+
+/*
+ * "Under a limit of L bytes (a multiple of the page size) with nothing
+ * else locked, the largest buffer is L / 24 records, L / 24 * 32 bytes";
+ * "PTRACE_BTS_SIZE_MAX ... is charged 12 MiB, more than the 8 MiB
+ * RLIMIT_MEMLOCK many systems give a user, and an unprivileged tracer
+ * asking for it gets ENOMEM".  A user of its own, without CAP_IPC_LOCK.
+ */
+TEST(memlock_largest_size)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	const rlim_t limits[] = { page, 4 * page, 8 << 20 };
+	struct rlimit rl = { .rlim_cur = page, .rlim_max = 8 << 20 };
+	unsigned int i;
+	__u32 recs;
+	pid_t pid;
+
+	if (geteuid())
+		SKIP(return, "needs root to become an unprivileged user");
+	if (!bts_available())
+		SKIP(return, NO_BTS);
+	ASSERT_EQ(0, setrlimit(RLIMIT_MEMLOCK, &rl));
+	ASSERT_EQ(0, setgroups(0, NULL));
+	ASSERT_EQ(0, setgid(TEST_UID + 20));
+	ASSERT_EQ(0, setuid(TEST_UID + 20));
+	ASSERT_EQ(0, prctl(PR_SET_DUMPABLE, 1));
+	pid = start_tracee(body_pause, 0, 0, true);
+	ASSERT_LT(0, pid);
+
+	for (i = 0; i < ARRAY_SIZE(limits); i++) {
+		rl.rlim_cur = limits[i];
+		ASSERT_EQ(0, setrlimit(RLIMIT_MEMLOCK, &rl));
+		recs = limits[i] / 24;
+		ASSERT_EQ(0, bts_config(pid, NREC(recs), A | S, 0))
+			TH_LOG("limit %lu, %u records: errno %d",
+			       (unsigned long)limits[i], recs, errno);
+		ASSERT_EQ(0, bts_config(pid, 0, A, 0));
+		errno = 0;
+		ASSERT_EQ(-1, bts_config(pid, NREC(recs + 1), A | S, 0))
+			TH_LOG("limit %lu: %u records fit", (unsigned long)limits[i], recs + 1);
+		ASSERT_EQ(ENOMEM, errno);
+	}
+	ASSERT_ERRNO(ENOMEM, bts_config(pid, PTRACE_BTS_SIZE_MAX, A | S, 0));
+	ASSERT_EQ(0, bts_size(pid));
+	finish(pid);
+}
+
+/*
+ * "Its capacity is given in bytes of struct bts_struct records (size),
+ * while PTRACE_BTS_SIZE returns a number of records: divide one by
+ * sizeof(struct bts_struct) (32) to get the other"; size "a multiple of
+ * sizeof(struct bts_struct)"; "Without this flag size must be 0 or the
+ * current size" (in bytes).
+ */
+TEST(size_records_size_bytes)
+{
+	struct ptrace_bts_config st;
+	pid_t pid;
+
+	if (!bts_available())
+		SKIP(return, NO_BTS);
+	pid = start_tracee(body_stops, NAPS, 0, true);
+	ASSERT_LT(0, pid);
+	ASSERT_ERRNO(EINVAL, bts_config(pid, 8, A | S, 0));
+	ASSERT_EQ(0, bts_config(pid, 8 * 32, A | S, 0));
+	ASSERT_STOPSIG(SIGSTOP, resume(pid, 0));
+	ASSERT_EQ(8, bts_size(pid));
+	ASSERT_EQ(0, bts_status(pid, &st));
+	ASSERT_EQ(256U, st.size);
+	ASSERT_EQ(32U, st.bts_size);
+	ASSERT_ERRNO(EINVAL, bts_config(pid, 8, S, 0));
+	ASSERT_EQ(8, bts_size(pid));
+	ASSERT_EQ(0, bts_config(pid, 256, S, 0));
+	ASSERT_EQ(8, bts_size(pid));
+
+	ASSERT_EQ(0, bts_config(pid, 32, A | S, 0));
+	ASSERT_STOPSIG(SIGSTOP, resume(pid, 0));
+	ASSERT_EQ(1, bts_size(pid));
+	ASSERT_EQ(0, bts_status(pid, &st));
+	ASSERT_EQ(32U, st.size);
+	finish(pid);
 }
 
 TEST_HARNESS_MAIN
