@@ -1231,6 +1231,54 @@ static void test_window_interrupt(struct kunit *test)
 		expect_bts(test, t, i, USER_IP(i), USER_IP(0x1000 + i));
 }
 
+/*
+ * A linear tracer's overflow callback comes at its threshold, not when a
+ * whole window has been drained into it: the window interrupts early
+ * when the tracer has room for fewer records than the window holds.
+ */
+static void test_early_window_interrupt(struct kunit *test)
+{
+	struct ds_config cfg = config(test, DS_BTS, 32, DS_TRACE_USER);
+	struct x86_ds_ctx *ctx = ctx_of(test);
+	struct model_cpu *m = &model[ctx->cpu];
+	unsigned int before;
+	struct ds_tracer *t;
+	int i;
+
+	cfg.overflow = test_overflow;
+	cfg.data = ctx;
+	cfg.threshold = 8;
+	t = request_ok(test, DS_BTS, NULL, ctx->cpu, &cfg);
+
+	/* 24 records reach the threshold; no flush to help. */
+	for (i = 0; i < 24; i++)
+		emit_user(i);
+	msleep(20);
+	KUNIT_EXPECT_EQ(test, atomic_read(&ctx->overflows), 1);
+	KUNIT_EXPECT_EQ(test, index_of(test, t), 24);
+	KUNIT_EXPECT_EQ(test, m->dropped[DS_BTS], 0);
+
+	/*
+	 * One record short of the threshold, a record the tracer does not
+	 * take (the way back to user mode, stored under one reading of a
+	 * privilege crossing) does not interrupt alone: the threshold is
+	 * two records at least, so the next one brings the tracer a record.
+	 */
+	KUNIT_EXPECT_EQ(test, ds_reset(t), 0);
+	for (i = 0; i < 23; i++)
+		emit_user(i);
+	ds_flush(t);
+	KUNIT_EXPECT_EQ(test, index_of(test, t), 23);
+	before = m->overflows[DS_BTS];
+	model_emit(DS_BTS, false, KERNEL_IP(1), USER_IP(1));
+	KUNIT_EXPECT_EQ(test, m->overflows[DS_BTS], before);
+	emit_user(23);
+	KUNIT_EXPECT_EQ(test, m->overflows[DS_BTS], before + 1);
+	msleep(20);
+	KUNIT_EXPECT_EQ(test, atomic_read(&ctx->overflows), 2);
+	KUNIT_EXPECT_EQ(test, index_of(test, t), 24);
+}
+
 static void test_write_reset_clear(struct kunit *test)
 {
 	struct ds_config cfg = config(test, DS_BTS, 4, DS_TRACE_USER);
@@ -1932,6 +1980,7 @@ static struct kunit_case x86_ds_test_cases[] = {
 	KUNIT_CASE(test_overflow_callback),
 	KUNIT_CASE(test_overflow_reset_before_callback),
 	KUNIT_CASE(test_window_interrupt),
+	KUNIT_CASE(test_early_window_interrupt),
 	KUNIT_CASE(test_write_reset_clear),
 	KUNIT_CASE(test_clear_used),
 	KUNIT_CASE(test_clear_big),
