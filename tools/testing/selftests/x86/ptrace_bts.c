@@ -2487,7 +2487,6 @@ TEST(memlock_largest_size)
  * tracer, a fork of whose image the tracee runs, knows the addresses.
  */
 void bts_loop(unsigned int n);
-extern const char bts_loop_top[], bts_loop_edge[];
 
 #ifdef __x86_64__
 #define BTS_LOOP_COUNT	"mov %edi, %ecx\n\t"
@@ -2496,20 +2495,34 @@ extern const char bts_loop_top[], bts_loop_edge[];
 #endif
 
 asm(".pushsection .text\n\t"
-    ".globl bts_loop, bts_loop_top, bts_loop_edge\n\t"
-    ".hidden bts_loop, bts_loop_top, bts_loop_edge\n\t"
-    ".type bts_loop, @function\n"
-    "bts_loop:\n\t"
-    BTS_LOOP_COUNT
-    "bts_loop_top:\n\t"
-    "dec %ecx\n"
-    "bts_loop_edge:\n\t"
-    "jnz bts_loop_top\n\t"
-    "ret\n\t"
-    ".size bts_loop, . - bts_loop\n\t"
-    ".popsection");
+	".globl bts_loop, bts_loop_top, bts_loop_edge\n\t"
+	".hidden bts_loop, bts_loop_top, bts_loop_edge\n\t"
+	".type bts_loop, @function\n"
+	"bts_loop:\n\t"
+	BTS_LOOP_COUNT
+	"bts_loop_top:\n\t"
+	"dec %ecx\n"
+	"bts_loop_edge:\n\t"
+	"jnz bts_loop_top\n\t"
+	"ret\n\t"
+	".size bts_loop, . - bts_loop\n\t"
+	".popsection");
 
 #define LOOPS		20000
+
+/* The addresses of the labels in bts_loop(). */
+static void bts_loop_labels(unsigned long *top, unsigned long *edge)
+{
+#ifdef __x86_64__
+	asm("lea bts_loop_top(%%rip), %0\n\t"
+	    "lea bts_loop_edge(%%rip), %1"
+	    : "=r" (*top), "=r" (*edge));
+#else
+	asm("mov $bts_loop_top, %0\n\t"
+	    "mov $bts_loop_edge, %1"
+	    : "=r" (*top), "=r" (*edge));
+#endif
+}
 
 static void looper(void)
 {
@@ -2526,9 +2539,12 @@ static void looper(void)
 TEST(lossless_every_branch)
 {
 	long n, i, edges = 0, stops = 0, lost = 0;
+	unsigned long top, edge;
 	struct bts_struct *r;
 	pid_t pid;
 	int sig;
+
+	bts_loop_labels(&top, &edge);
 
 	pid = spawn(looper);
 	ASSERT_LT(0, pid);
@@ -2552,8 +2568,7 @@ TEST(lossless_every_branch)
 			if (r[i].qualifier == BTS_LOST)
 				lost += r[i].clock;
 			if (r[i].qualifier == BTS_BRANCH &&
-			    r[i].from == (unsigned long)bts_loop_edge &&
-			    r[i].to == (unsigned long)bts_loop_top)
+			    r[i].from == edge && r[i].to == top)
 				edges++;
 		}
 		free(r);

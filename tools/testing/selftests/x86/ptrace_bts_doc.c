@@ -16,6 +16,7 @@
  * (bts_doc_loop()), and must get every record.
  */
 #define _GNU_SOURCE
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -3503,39 +3504,71 @@ TEST(orphans_two_at_once)
 #define LOOP_EDGES	19999	/* the taken back edges of bts_doc_loop() */
 #define LONG_NAPS	300	/* usleep()s of lossless_switches' tracee */
 
-_Static_assert(sizeof(struct bts_struct) == 32, "struct bts_struct is 32 bytes");
-_Static_assert(sizeof(struct ptrace_bts_config) == PTRACE_BTS_CONFIG_SIZE_VER1,
-	       "struct ptrace_bts_config is PTRACE_BTS_CONFIG_SIZE_VER1 bytes");
-_Static_assert(__builtin_offsetof(struct ptrace_bts_config, lost) ==
-	       PTRACE_BTS_CONFIG_SIZE_VER0, "lost follows the first structure");
+static_assert(sizeof(struct bts_struct) == 32, "struct bts_struct is 32 bytes");
+static_assert(sizeof(struct ptrace_bts_config) == PTRACE_BTS_CONFIG_SIZE_VER1,
+	      "struct ptrace_bts_config is PTRACE_BTS_CONFIG_SIZE_VER1 bytes");
+static_assert(offsetof(struct ptrace_bts_config, lost) ==
+	      PTRACE_BTS_CONFIG_SIZE_VER0, "lost follows the first structure");
 
 /*
  * A loop of 20000 iterations at known addresses, the same in a forked
  * tracee: each taken jnz is a branch from bts_doc_loop_jnz to
  * bts_doc_loop_back, 19999 of them.
  */
-extern void bts_doc_loop(void);
-extern const char bts_doc_loop_back[], bts_doc_loop_jnz[];
-
 asm(".pushsection .text\n"
-    ".globl bts_doc_loop\n"
-    ".type bts_doc_loop, @function\n"
-    "bts_doc_loop:\n"
-    "	movl $20000, %ecx\n"
-    ".globl bts_doc_loop_back\n"
-    "bts_doc_loop_back:\n"
-    "	decl %ecx\n"
-    ".globl bts_doc_loop_jnz\n"
-    "bts_doc_loop_jnz:\n"
-    "	jnz bts_doc_loop_back\n"
-    "	ret\n"
-    ".size bts_doc_loop, .-bts_doc_loop\n"
-    ".popsection\n");
+	".globl bts_doc_loop\n"
+	".type bts_doc_loop, @function\n"
+	"bts_doc_loop:\n"
+#ifdef __x86_64__
+	"	movl %edi, %ecx\n"
+#else
+	"	movl 4(%esp), %ecx\n"
+#endif
+	".globl bts_doc_loop_back\n"
+	"bts_doc_loop_back:\n"
+	"	decl %ecx\n"
+	".globl bts_doc_loop_jnz\n"
+	"bts_doc_loop_jnz:\n"
+	"	jnz bts_doc_loop_back\n"
+	"	ret\n"
+	".size bts_doc_loop, .-bts_doc_loop\n"
+	".popsection\n");
+
+/* bts_doc_loop(@n), called through its address: it has no C prototype. */
+static void bts_doc_loop_run(unsigned int n)
+{
+	void (*loop)(unsigned int n);
+
+#ifdef __x86_64__
+	asm("lea bts_doc_loop(%%rip), %0" : "=r" (loop));
+#else
+	asm("mov $bts_doc_loop, %0" : "=r" (loop));
+#endif
+	loop(n);
+}
+
+/* The addresses of the labels in bts_doc_loop(). */
+static void bts_doc_loop_labels(__u64 *jnz, __u64 *back)
+{
+	unsigned long j, b;
+
+#ifdef __x86_64__
+	asm("lea bts_doc_loop_jnz(%%rip), %0\n\t"
+	    "lea bts_doc_loop_back(%%rip), %1"
+	    : "=r" (j), "=r" (b));
+#else
+	asm("mov $bts_doc_loop_jnz, %0\n\t"
+	    "mov $bts_doc_loop_back, %1"
+	    : "=r" (j), "=r" (b));
+#endif
+	*jnz = j;
+	*back = b;
+}
 
 static void body_doc_loop(long arg)
 {
 	(void)arg;
-	bts_doc_loop();
+	bts_doc_loop_run(LOOP_EDGES + 1);
 	raise(SIGSTOP);
 	body_pause(0);
 }
@@ -3892,15 +3925,16 @@ TEST(overflow_siginfo_identity)
  */
 TEST(lossless_every_branch)
 {
-	__u64 from = (unsigned long)bts_doc_loop_jnz, to = (unsigned long)bts_doc_loop_back;
-	const long sizes[] = { 64, 4096 };
 	int sig = SIGRTMIN + 9, status, stops;
+	const long sizes[] = { 64, 4096 };
 	long n, i, edges, recs;
+	__u64 from, to;
 	unsigned int s;
 	long long lost;
 	const char *why;
 	pid_t pid;
 
+	bts_doc_loop_labels(&from, &to);
 	if (!bts_available())
 		SKIP(return, NO_BTS);
 	why = no_bts_trace();
