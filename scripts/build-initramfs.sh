@@ -72,6 +72,16 @@ rsync -a "$SRC/tools/testing/selftests/ftrace/" "$root/selftests/ftrace/"
 install -D -m 0644 "$BUILD/clients/clients.cpio.xz" "$root/clients/clients.cpio.xz"
 install -m 0755 "$TOP/scripts/clients/clients.sh" "$root/tests/clients.sh"
 
+# btrace, the debugger-side tool (tools/debugging/btrace), as /bin/btrace.
+mkdir -p "$BUILD/btrace-$FLAVOUR"
+if ! make -C "$TOP/tools/debugging/btrace" OUTPUT="$BUILD/btrace-$FLAVOUR/" \
+	STATIC=1 KHDR_INCLUDES="-isystem $OBJ/usr/include" \
+	> "$LOGS/btrace.log" 2>&1; then
+	tail -n 30 "$LOGS/btrace.log" >&2
+	die "building btrace failed"
+fi
+install -m 0755 "$BUILD/btrace-$FLAVOUR/btrace" "$root/bin/btrace"
+
 # The BTS model's conformance suite (suite bts_model): its user test.
 # Its KUnit part is built into the test kernels (scripts/prepare-tree.sh).
 conf=$TOP/$MODEL_DIR/conformance
@@ -83,6 +93,24 @@ if ! gcc -static -O2 -Wall -I "$SRC/tools/testing/selftests" \
 	die "building the BTS model's conformance suite failed"
 fi
 install -m 0755 "$BUILD/bts_model_btf-$FLAVOUR" "$root/tests/bts_model/bts_model_btf"
+
+# The programs of `make run`'s demonstration (scripts/guest/demo.sh).
+if ! "$TOP/scripts/demo/build.sh" "$BUILD/demo-$FLAVOUR" "$OBJ/usr/include" \
+	> "$LOGS/demo.log" 2>&1; then
+	tail -n 30 "$LOGS/demo.log" >&2
+	die "building the demonstration's programs (scripts/demo) failed"
+fi
+install -D -m 0755 -t "$root/demo" "$BUILD/demo-$FLAVOUR"/{crashme,watch_many}
+
+# btrace's selftest (tools/testing/selftests/btrace): script, targets, lines.
+bt=$TOP/tools/testing/selftests/btrace
+if ! "$bt/build.sh" "$BUILD/btrace-test-$FLAVOUR" > "$LOGS/selftests-btrace.log" 2>&1; then
+	tail -n 30 "$LOGS/selftests-btrace.log" >&2
+	die "building btrace's selftest failed"
+fi
+install -D -m 0755 -t "$root/tests/btrace" "$bt/btrace_test.sh" \
+	"$BUILD/btrace-test-$FLAVOUR"/bt_{crash,exec_first,exec_second,loop,threads}
+install -m 0644 "$BUILD/btrace-test-$FLAVOUR/lines" "$root/tests/btrace/lines"
 
 (cd "$root" && find . -print0 | LC_ALL=C sort -z |
 	cpio --null -o -H newc --owner=0:0 --quiet) | gzip -1 > "$OBJ/initramfs.cpio.gz.new"

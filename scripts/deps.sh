@@ -10,6 +10,7 @@ pkgs=(
 	build-essential gcc-multilib bc bison flex libelf-dev libssl-dev
 	cpio rsync kmod xz-utils python3 python3-ply python3-git perl
 	gdb linux-perf
+	libdw-dev zlib1g-dev liblzma-dev libbz2-dev libzstd-dev
 )
 
 missing=()

@@ -7,7 +7,8 @@
 #   kernel-doc -Wall on our C sources and headers, and kernel-doc present
 #   on every non-static function (kdoc-coverage.py),
 #   the exported uapi headers compiled by a 32- and a 64-bit compiler,
-#   and the export of the series (series.sh) with checkpatch on each patch.
+#   the export of the series (series.sh) with checkpatch on each patch,
+#   and btrace built for the host with its host self-check (host:btrace).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -27,10 +28,75 @@ checkpatch() {
 		--show-types "$@"
 }
 
+# Extra checkpatch options for one file of ours.  The C files of the
+# debugger-side tools that use elfutils' libdw and libelf (btrace's
+# sym.c and maps.c) name the libraries' types, Dwfl_Module, GElf_Sym
+# and the like, which are CamelCase by the libraries' API: for those
+# files, and for that check only, CAMELCASE is not reported.
+checkpatch_opts() {
+	case $1 in
+	tools/debugging/*.[ch])
+		if grep -q -E '^#include <(elfutils/|gelf\.h|libelf\.h|dwarf\.h)' "$TOP/$1"; then
+			echo --ignore CAMELCASE
+		fi
+		;;
+	esac
+}
+
 # One line of output at most per finding, for the summary.
 first_finding() {
 	grep -m1 -E '^(ERROR|WARNING|CHECK)' || true
 }
+
+# btrace (tools/debugging/btrace), built for the host as its README says
+# into $BUILD/btrace-host/, then its host self-check, selftest-host.sh,
+# which needs no BTS (its test mode single-steps the tracees).  That
+# takes most of a minute, mostly in ptrace stops, so it runs beside the
+# checkpatch and kernel-doc loops below; its results join the others at
+# the end.  selftest-host.sh builds its own copy of btrace from the same
+# sources and Makefile: it takes no binary.
+btrace_check() { # RESULTS: write the suite's results to RESULTS
+	local dir=$TOP/tools/debugging/btrace bin=$BUILD/btrace-host
+	local log=$LOGS/btrace-host.log rc=0 st name
+
+	out=$1
+	: > "$out"
+	if [ "$(uname -m)" != x86_64 ]; then
+		result host:btrace SKIP build "btrace is x86-64 only; this host is $(uname -m)"
+		return
+	fi
+	if ! printf '#include <elfutils/libdwfl.h>\n' | gcc -E -x c - > /dev/null 2>&1; then
+		result host:btrace SKIP build "no elfutils/libdwfl.h: libdw-dev is not installed"
+		return
+	fi
+	mkdir -p "$bin"
+	if ! make -C "$dir" OUTPUT="$bin/" > "$log" 2>&1; then
+		result host:btrace FAIL build \
+			"$(grep -m1 -E 'error|Error' "$log" || tail -n 1 "$log")"
+		return
+	fi
+	result host:btrace PASS build
+	"$dir/selftest-host.sh" > "$LOGS/btrace-selftest-host.log" 2>&1 || rc=$?
+	while read -r st name; do
+		name=$(printf '%s\n' "$name" |
+			sed -e 's/[^A-Za-z0-9]\+/-/g' -e 's/^-//' -e 's/-$//')
+		case $st in
+		ok) result host:btrace PASS "$name" ;;
+		*) result host:btrace FAIL "$name" "see btrace-selftest-host.log" ;;
+		esac
+	done < <(sed -n -e 's/^ok - /ok /p' -e 's/^not ok - /not-ok /p' \
+		"$LOGS/btrace-selftest-host.log")
+	# A self-check that stopped early, or whose build failed, has no
+	# "not ok" line to show for it.
+	if [ "$rc" != 0 ] || ! grep -q -E '^[0-9]+ passed, 0 failed$' \
+		"$LOGS/btrace-selftest-host.log"; then
+		result host:btrace FAIL selftest-host \
+			"exit $rc: $(tail -n 1 "$LOGS/btrace-selftest-host.log")"
+	fi
+}
+btrace_results=$BUILD/btrace-host.results
+btrace_check "$btrace_results" &
+btrace_pid=$!
 
 overlay_files > "$BUILD/overlay.list"
 while read -r f; do
@@ -41,7 +107,8 @@ while read -r f; do
 		continue
 		;;
 	esac
-	log=$(cd "$SRC" && checkpatch -f "$f" 2>&1) && rc=0 || rc=$?
+	# shellcheck disable=SC2046 # options, split on purpose
+	log=$(cd "$SRC" && checkpatch $(checkpatch_opts "$f") -f "$f" 2>&1) && rc=0 || rc=$?
 	if [ "$rc" = 0 ] && [ -z "$log" ]; then
 		result host:checkpatch PASS "$f"
 	else
@@ -132,5 +199,13 @@ else
 	printf '%s\n' "$log" > "$LOGS/series-export.log"
 	result host:series FAIL export "$(printf '%s\n' "$log" | grep -m1 -E 'ERROR|error|WARNING|CHECK')"
 fi
+
+wait "$btrace_pid" || true
+if [ -s "$btrace_results" ]; then
+	cat "$btrace_results" >> "$out"
+else
+	result host:btrace FAIL selftest-host "the check did not complete"
+fi
+rm -f "$btrace_results"
 
 say "host checks: $(grep -c ' PASS ' "$out") passed, $(grep -c ' FAIL ' "$out") failed"

@@ -10,8 +10,11 @@
 #   KERNEL_KIND  patched (default); base: the unpatched kernel of
 #                `make kernel BASE=1`; flexible: the base with only the
 #                flexible breakpoint patches (scripts/lib.sh)
-#   QEMU_KIND    stock (default): Debian's QEMU; model: the BTS model of
-#                tools/testing/qemu-bts; either with "+icount": TCG
+#   QEMU_KIND    stock: Debian's QEMU; model: the BTS model of
+#                tools/testing/qemu-bts (built, or taken from its cache,
+#                by qemu-bts.sh); the default is model for MODE=run, whose
+#                demonstration traces branches, stock otherwise; either
+#                with "+icount": TCG
 #                with a guest clock that counts instructions, see below;
 #                the model with "+cpl-source" or "+cpl-destination"
 #   PLAN         the plan file under scripts/guest/ (default "plan")
@@ -67,7 +70,10 @@ qemu_log=()
 # cpl-source or cpl-destination (the model's bts-cpl property: which end
 # of a privilege crossing BTS_OFF_OS/USR look at; "either" without).
 bts_cpl=either
-qemu_kind=${QEMU_KIND:-stock}
+default_qemu=stock
+[ "$mode" = run ] && default_qemu=model
+QEMU_KIND=${QEMU_KIND:-$default_qemu}
+qemu_kind=$QEMU_KIND
 IFS=+ read -r -a qemu_opts <<< "$qemu_kind"
 qemu_kind=${qemu_opts[0]}
 for opt in "${qemu_opts[@]:1}"; do
@@ -160,7 +166,7 @@ if [ "${ACCEL:-auto}" != tcg ] && [ -r /dev/kvm ] && [ -w /dev/kvm ] &&
 	fi
 fi
 [ "$mode" = probe ] && [ "$accel" = kvm ] && exit 0
-say "booting ${KERNEL_KIND:-patched} $FLAVOUR kernel ($mode, run $label, plan $plan) on ${QEMU_KIND:-stock} QEMU, $accel, 2 vCPUs, watchdog ${timeout}s"
+say "booting ${KERNEL_KIND:-patched} $FLAVOUR kernel ($mode, run $label, plan $plan) on $QEMU_KIND QEMU, $accel, 2 vCPUs, watchdog ${timeout}s"
 # The machine's name, for scripts/emulator-limits: qemu-X.Y-ACCEL.
 qver=$("$qemu" --version | sed -n '1s/.*version \([0-9]*\.[0-9]*\).*/\1/p')
 echo "qemu-$qver-$machine_kind$accel" > "$LOGS/machine-$tag"
