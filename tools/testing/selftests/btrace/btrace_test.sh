@@ -74,8 +74,9 @@ bt() { # outname args...
 # The "at FILE:FIRST-LAST" range of a function-call-history line
 # includes LINE of FILE (a basename).
 range_has() { # history-line file line
-	local r first last
-	r=$(printf '%s\n' "$1" | sed -n "s/.*at \([^ ]*\/\)\{0,1\}$2:\([0-9]*\)-\([0-9]*\).*/\2 \3/p")
+	local r first last re
+	re="s/.*at \([^ ]*\/\)\{0,1\}$2:\([0-9]*\)-\([0-9]*\).*/\2 \3/p"
+	r=$(printf '%s\n' "$1" | sed -n "$re")
 	[ -n "$r" ] || return 1
 	read -r first last <<< "$r"
 	[ "$first" -le "$3" ] && [ "$3" -le "$last" ]
@@ -122,7 +123,8 @@ probe() {
 # Branch Trace Store and names `make run` (btrace.1, EXIT STATUS 124).
 case_no_bts_message() {
 	[ "$rc_probe" = 124 ] || fail "exit status $rc_probe, not 124"
-	grep -qi 'no branch trace store\|has no .*branch trace store\|without .*branch trace store' "$tmp/probe" ||
+	grep -qi -e 'no branch trace store' -e 'has no .*branch trace store' \
+		-e 'without .*branch trace store' "$tmp/probe" ||
 		{ show "$tmp/probe"; fail "no message that the CPU has no Branch Trace Store"; }
 	grep -q 'make run' "$tmp/probe" ||
 		{ show "$tmp/probe"; fail "the message does not mention 'make run'"; }
@@ -136,18 +138,20 @@ crash_run() {
 }
 
 case_crash_signal() {
+	local sig='^btrace: thread [0-9]+ \(bt_crash\) got SIGSEGV'
 	crash_run
-	grep -Eq '^btrace: thread [0-9]+ \(bt_crash\) got SIGSEGV.* at address 0x1234([^0-9a-fx]|$)' "$tmp/crash" ||
+	grep -Eq "$sig"'.* at address 0x1234([^0-9a-fx]|$)' "$tmp/crash" ||
 		{ show "$tmp/crash"; fail "no 'got SIGSEGV ... at address 0x1234' line"; }
 }
 
 case_crash_exit_status() {
 	crash_run
-	[ "$rc_crash" = 139 ] || { show "$tmp/crash" 5; fail "exit status $rc_crash, not 128 + SIGSEGV = 139"; }
+	[ "$rc_crash" = 139 ] ||
+		{ show "$tmp/crash" 5; fail "exit status $rc_crash, not 128 + SIGSEGV = 139"; }
 }
 
 case_crash_history() {
-	local fn prev=0 prevdepth=-1 r nr line depth want
+	local fn prev=0 prevdepth=-1 r nr line depth want rest
 	crash_run
 	for fn in main func_a func_b func_c; do
 		case $fn in
@@ -157,19 +161,35 @@ case_crash_history() {
 		func_c) want=$C_FAULT ;;
 		esac
 		r=$(last_run_of "$tmp/crash" "$fn")
-		[ -n "$r" ] || { show "$tmp/crash"; fail "$fn is not in the function-call history"; return; }
+		[ -n "$r" ] || {
+			show "$tmp/crash"
+			fail "$fn is not in the function-call history"
+			return
+		}
 		nr=${r%%	*}
 		line=${r#*	}
-		[ "$nr" -gt "$prev" ] || { show "$tmp/crash"; fail "$fn is not after the previous function"; return; }
+		[ "$nr" -gt "$prev" ] || {
+			show "$tmp/crash"
+			fail "$fn is not after the previous function"
+			return
+		}
 		depth=$(depth_of "$line")
-		[ "$depth" -gt "$prevdepth" ] || { show "$tmp/crash"; fail "$fn is not deeper than its caller: $line"; return; }
-		range_has "$line" bt_crash.c "$want" ||
-			{ show "$tmp/crash"; fail "$fn: its range does not include bt_crash.c:$want: $line"; return; }
+		[ "$depth" -gt "$prevdepth" ] || {
+			show "$tmp/crash"
+			fail "$fn is not deeper than its caller: $line"
+			return
+		}
+		range_has "$line" bt_crash.c "$want" || {
+			show "$tmp/crash"
+			fail "$fn: its range does not include bt_crash.c:$want: $line"
+			return
+		}
 		prev=$nr
 		prevdepth=$depth
 	done
 	# func_c is the last function of the history: the fault is the end.
-	[ "$(grep -c . <<< "$(sed -n "$((prev + 1)),\$p" "$tmp/crash" | grep -v '^btrace:' | grep -v '\[kernel\]')")" = 0 ] ||
+	rest=$(sed -n "$((prev + 1)),\$p" "$tmp/crash" | grep -v '^btrace:' | grep -v '\[kernel\]')
+	[ "$(grep -c . <<< "$rest")" = 0 ] ||
 		{ show "$tmp/crash"; fail "functions after func_c"; }
 }
 
@@ -178,18 +198,20 @@ case_crash_history() {
 case_crash_branches() {
 	local f=$tmp/crash_br last
 	bt crash_br --branches -o "$tmp/crash_br.bt" -- ./bt_crash
-	rc_crash_br=$rc
 	[ "$rc" = 139 ] || { show "$f" 5; fail "exit status $rc, not 139"; return; }
-	local s='0x[0-9a-f]+ '
-	grep -Eq "${s}main\+0x[0-9a-f]+ \([^ ]*bt_crash\.c:$MAIN_CALL\) -> ${s}func_a\+0x0 \([^ ]*bt_crash\.c:[0-9]+\)" "$f" ||
+	# s: an address; o: +offset and space; c: "(" and the file up to its line
+	local s='0x[0-9a-f]+ ' o='\+0x[0-9a-f]+ ' c='\([^ ]*bt_crash\.c:'
+	grep -Eq "${s}main${o}${c}$MAIN_CALL\) -> ${s}func_a\+0x0 ${c}[0-9]+\)" "$f" ||
 		{ show "$f"; fail "no branch main (bt_crash.c:$MAIN_CALL) -> func_a+0x0"; return; }
-	grep -Eq "${s}func_a\+0x[0-9a-f]+ \([^ ]*bt_crash\.c:$A_CALL\) -> ${s}func_b\+0x0 \([^ ]*bt_crash\.c:[0-9]+\)" "$f" ||
+	grep -Eq "${s}func_a${o}${c}$A_CALL\) -> ${s}func_b\+0x0 ${c}[0-9]+\)" "$f" ||
 		{ show "$f"; fail "no branch func_a (bt_crash.c:$A_CALL) -> func_b+0x0"; return; }
-	grep -Eq "${s}func_b\+0x[0-9a-f]+ \([^ ]*bt_crash\.c:$B_CALL\) -> ${s}func_c\+0x0 \([^ ]*bt_crash\.c:[0-9]+\)" "$f" ||
+	grep -Eq "${s}func_b${o}${c}$B_CALL\) -> ${s}func_c\+0x0 ${c}[0-9]+\)" "$f" ||
 		{ show "$f"; fail "no branch func_b (bt_crash.c:$B_CALL) -> func_c+0x0"; return; }
 	last=$(grep -E '^ *[0-9]+ +0x' "$f" | tail -n 1)
-	grep -Eq "${s}func_c\+0x[0-9a-f]+ \([^ ]*bt_crash\.c:$C_FAULT\) -> \[kernel\]\$" <<< "$last" ||
-		{ show "$f"; fail "the last branch is not func_c (bt_crash.c:$C_FAULT) -> [kernel]: $last"; }
+	grep -Eq "${s}func_c${o}${c}$C_FAULT\) -> \[kernel\]\$" <<< "$last" || {
+		show "$f"
+		fail "the last branch is not func_c (bt_crash.c:$C_FAULT) -> [kernel]: $last"
+	}
 }
 
 # Exit status of a program that exits: its exit code.
@@ -199,15 +221,16 @@ case_exit_code() {
 	grep -q '^btrace: thread [0-9]* (bt_crash) exited' "$tmp/exit3" ||
 		{ show "$tmp/exit3"; fail "no 'thread ... exited' report"; return; }
 	r=$(last_run_of "$tmp/exit3" func_c)
-	range_has "${r#*	}" bt_crash.c "$C_EXIT" ||
-		{ show "$tmp/exit3"; fail "func_c (bt_crash.c:$C_EXIT) is not in the exit's history"; }
+	range_has "${r#*	}" bt_crash.c "$C_EXIT" || {
+		show "$tmp/exit3"
+		fail "func_c (bt_crash.c:$C_EXIT) is not in the exit's history"
+	}
 }
 
 # Threads: each reported at its exit, each with its own function.
 case_threads() {
-	local f=$tmp/threads fn found=0 other
+	local f=$tmp/threads fn other
 	bt threads -n 0 -o "$tmp/threads.bt" -- ./bt_threads
-	rc_threads=$rc
 	[ "$rc" = 0 ] || { show "$f" 5; fail "exit status $rc, not 0"; return; }
 	n=$(grep -c '^btrace: thread [0-9]* (bt_threads) exited' "$f")
 	[ "$n" = 4 ] || { show "$f" 5; fail "$n threads reported, not 4"; return; }
@@ -224,8 +247,11 @@ case_threads() {
 		t=$(grep -l "	 *$fn	" "$tmp"/thr.*)
 		for other in thread_alpha thread_beta thread_gamma; do
 			[ "$other" = "$fn" ] && continue
-			! grep -q "	 *$other	" "$t" ||
-				{ show "$t" 20; fail "the thread of $fn also shows $other"; return; }
+			! grep -q "	 *$other	" "$t" || {
+				show "$t" 20
+				fail "the thread of $fn also shows $other"
+				return
+			}
 		done
 		any_run_has "$t" "$fn" bt_threads.c "$want" ||
 			{ show "$t" 20; fail "no run of $fn includes bt_threads.c:$want"; return; }
@@ -239,28 +265,40 @@ case_exec() {
 	[ "$rc" = 7 ] || { show "$f" 5; fail "exit status $rc, not 7 (bt_exec_second's)"; return; }
 	r1=$(last_run_of "$f" first_before_exec)
 	r2=$(last_run_of "$f" second_after_exec)
-	[ -n "$r1" ] || { show "$f"; fail "first_before_exec (before the exec) is not symbolized"; return; }
-	[ -n "$r2" ] || { show "$f"; fail "second_after_exec (after the exec) is not symbolized"; return; }
-	range_has "${r1#*	}" bt_exec_first.c "$FIRST_EXEC" ||
-		{ fail "first_before_exec: range without bt_exec_first.c:$FIRST_EXEC: ${r1#*	}"; return; }
-	range_has "${r2#*	}" bt_exec_second.c "$SECOND_EXIT" ||
-		{ fail "second_after_exec: range without bt_exec_second.c:$SECOND_EXIT: ${r2#*	}"; return; }
+	[ -n "$r1" ] || {
+		show "$f"
+		fail "first_before_exec (before the exec) is not symbolized"
+		return
+	}
+	[ -n "$r2" ] || {
+		show "$f"
+		fail "second_after_exec (after the exec) is not symbolized"
+		return
+	}
+	range_has "${r1#*	}" bt_exec_first.c "$FIRST_EXEC" || {
+		fail "first_before_exec: range without bt_exec_first.c:$FIRST_EXEC: ${r1#*	}"
+		return
+	}
+	range_has "${r2#*	}" bt_exec_second.c "$SECOND_EXIT" || {
+		fail "second_after_exec: range without bt_exec_second.c:$SECOND_EXIT: ${r2#*	}"
+		return
+	}
 	nx=$(grep -n '	 *\[exec\]' "$f" | head -n 1 | cut -d: -f1)
-	[ -n "$nx" ] && [ "${r1%%	*}" -lt "$nx" ] && [ "$nx" -lt "${r2%%	*}" ] ||
+	{ [ -n "$nx" ] && [ "${r1%%	*}" -lt "$nx" ] && [ "$nx" -lt "${r2%%	*}" ]; } ||
 		{ show "$f"; fail "no [exec] between first_before_exec and second_after_exec"; }
 }
 
 # -p PID, then SIGINT: btrace detaches, reports, exits 0; the target
 # runs on.
 case_attach() {
-	local f=$tmp/attach btpid state i
+	local f=$tmp/attach btpid state
 	./bt_loop spin &
 	spinner=$!
 	sleep 1
 	timeout "$LIMIT" "$BTRACE" -p "$spinner" > "$f" 2>&1 &
 	btpid=$!
 	# Attached when the target has a tracer.
-	for i in $(seq 100); do
+	for _ in $(seq 100); do
 		grep -q '^TracerPid:[[:space:]]*[1-9]' "/proc/$spinner/status" 2>/dev/null && break
 		sleep 0.2
 	done
@@ -303,14 +341,16 @@ case_report_same() {
 	[ "$rc" = 0 ] || { show "$tmp/crash_rep" 5; fail "report exit status $rc, not 0"; return; }
 	same "$tmp/crash" "$tmp/crash_rep" crash || { fail "report of the crash differs"; return; }
 	bt threads_rep report "$tmp/threads.bt"
-	[ "$rc" = 0 ] || { show "$tmp/threads_rep" 5; fail "report exit status $rc, not 0"; return; }
+	[ "$rc" = 0 ] ||
+		{ show "$tmp/threads_rep" 5; fail "report exit status $rc, not 0"; return; }
 	same "$tmp/threads" "$tmp/threads_rep" threads || fail "report of the threads differs"
 }
 
 case_report_same_branches() {
 	[ -f "$tmp/crash_br.bt" ] || { fail "no trace saved by --branches -o"; return; }
 	bt crash_br_rep report --branches "$tmp/crash_br.bt"
-	[ "$rc" = 0 ] || { show "$tmp/crash_br_rep" 5; fail "report exit status $rc, not 0"; return; }
+	[ "$rc" = 0 ] ||
+		{ show "$tmp/crash_br_rep" 5; fail "report exit status $rc, not 0"; return; }
 	same "$tmp/crash_br" "$tmp/crash_br_rep" "--branches" || fail "report --branches differs"
 }
 
@@ -322,7 +362,9 @@ case_kernel_runs_agree() {
 	crash_run
 	bt hist_all report -n 0 "$tmp/crash.bt"
 	bt br_all report -n 0 --branches "$tmp/crash.bt"
-	for a in $(awk -F'\t' '$2 ~ /^ *\[kernel\]$/ { split($3, r, /[ ,]/); print r[2] }' "$tmp/hist_all"); do
+	# shellcheck disable=SC2013 # one record number a line
+	for a in $(awk -F'\t' '$2 ~ /^ *\[kernel\]$/ { split($3, r, /[ ,]/); print r[2] }' \
+			"$tmp/hist_all"); do
 		grep -Eq "^ *$a +0x[0-9a-f]+ .* -> \[kernel\]\$" "$tmp/br_all" && continue
 		echo "# history: [kernel] at record $a; branch list:"
 		grep -E "^ *$a +0x" "$tmp/br_all" | sed 's/^/#   /'
@@ -334,18 +376,21 @@ case_kernel_runs_agree() {
 # --all: lossless.  count_loop's back edge is taken exactly 99999 times:
 # count the branches from count_loop to count_loop in the saved trace.
 case_all_lossless() {
-	local f=$tmp/all n
+	local f=$tmp/all n s='0x[0-9a-f]+ ' c='\([^ ]*bt_loop\.c:'
 	bt all --all -n 1 -o "$tmp/all.bt" -- ./bt_loop count
 	[ "$rc" = 0 ] || { show "$f" 5; fail "exit status $rc, not 0"; return; }
 	! grep -qi 'lost' "$f" || { show "$f"; fail "the run reports lost branches"; return; }
 	bt all_br report --branches -n 0 "$tmp/all.bt"
 	[ "$rc" = 0 ] || { show "$tmp/all_br" 5; fail "report exit status $rc, not 0"; return; }
-	! grep -qi 'lost' "$tmp/all_br" ||
-		{ grep -i lost "$tmp/all_br" | head -n 5 | sed 's/^/# /'; fail "the report says branches were lost"; return; }
-	n=$(grep -Ec '0x[0-9a-f]+ count_loop\+0x[0-9a-f]+ \([^ ]*bt_loop\.c:[0-9]+\) -> 0x[0-9a-f]+ count_loop\+' "$tmp/all_br")
+	! grep -qi 'lost' "$tmp/all_br" || {
+		grep -i lost "$tmp/all_br" | head -n 5 | sed 's/^/# /'
+		fail "the report says branches were lost"
+		return
+	}
+	n=$(grep -Ec "${s}count_loop\+${s}${c}[0-9]+\) -> ${s}count_loop\+" "$tmp/all_br")
 	[ "$n" = 99999 ] || { fail "$n back edges of count_loop, not 99999"; return; }
 	# The back edge goes from the loop's condition.
-	n=$(grep -Ec "count_loop\+0x[0-9a-f]+ \([^ ]*bt_loop\.c:$BACK_EDGE\) -> 0x[0-9a-f]+ count_loop\+" "$tmp/all_br")
+	n=$(grep -Ec "count_loop\+${s}${c}$BACK_EDGE\) -> ${s}count_loop\+" "$tmp/all_br")
 	[ "$n" = 99999 ] || fail "$n back edges from bt_loop.c:$BACK_EDGE, not 99999"
 }
 
@@ -359,14 +404,16 @@ case_usage_no_args() {
 case_usage_bad_option() {
 	bt usage1 --no-such-option -- ./bt_crash 0
 	[ "$rc" = 2 ] || { show "$tmp/usage1" 5; fail "exit status $rc, not 2"; return; }
-	grep -q 'no-such-option' "$tmp/usage1" || { show "$tmp/usage1" 5; fail "the bad option is not named"; return; }
+	grep -q 'no-such-option' "$tmp/usage1" ||
+		{ show "$tmp/usage1" 5; fail "the bad option is not named"; return; }
 	grep -q '^usage: btrace' "$tmp/usage1" || { show "$tmp/usage1" 5; fail "no usage printed"; }
 }
 
 case_usage_bad_number() {
 	bt usage2 -n many -- ./bt_crash 0
 	[ "$rc" = 2 ] || { show "$tmp/usage2" 5; fail "exit status $rc, not 2"; return; }
-	grep -q "many" "$tmp/usage2" || { show "$tmp/usage2" 5; fail "the bad number is not named"; }
+	grep -q "many" "$tmp/usage2" ||
+		{ show "$tmp/usage2" 5; fail "the bad number is not named"; }
 }
 
 case_usage_size_too_big() {
