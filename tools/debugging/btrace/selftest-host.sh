@@ -102,7 +102,8 @@ check "crash: --branches lists 5 branches, from -> to with symbol+offset" \
 run exit -n 10 --branches -- "$v" exit
 check "exit: exits with the program's status (7)" "[ \$? = 7 ]"
 check "exit: reports the thread at its exit with 10 branches" \
-	"grep -q 'exited: the last 10 of' $tmp/exit.out && [ \$(grep -c ' -> ' $tmp/exit.out) = 10 ]"
+	"grep -q 'exited: the last 10 of' $tmp/exit.out &&
+	 [ \$(grep -c ' -> ' $tmp/exit.out) = 10 ]"
 "$bt" report -n 0 --branches "$tmp/exit.bt" > "$tmp/exit.all" 2>&1
 check "exit: a system call reads [kernel]" "grep -q -- '-> \\[kernel\\]' $tmp/exit.all"
 

@@ -83,9 +83,15 @@ static struct {
 /*
  * Set by the SIGINT/SIGTERM handler.  Those signals are blocked except
  * while bt_wait() sleeps in sigsuspend(), so none is lost between the
- * check of this flag and the wait.
+ * check of this flag and the wait.  Read and written with __atomic
+ * builtins: the handler interrupts the main flow of this thread.
  */
-static volatile sig_atomic_t bt_interrupted;
+static sig_atomic_t bt_interrupted;
+
+static bool bt_was_interrupted(void)
+{
+	return __atomic_load_n(&bt_interrupted, __ATOMIC_RELAXED);
+}
 
 static long bt_ptrace(long req, pid_t pid, unsigned long addr,
 		      unsigned long data)
@@ -628,7 +634,7 @@ static int bt_spawn(char **argv, int *errfd)
 static void bt_on_signal(int sig)
 {
 	if (sig != SIGCHLD)
-		bt_interrupted = 1;
+		__atomic_store_n(&bt_interrupted, 1, __ATOMIC_RELAXED);
 }
 
 /*
@@ -662,7 +668,7 @@ static pid_t bt_wait(int *status)
 	pid_t tid;
 
 	for (;;) {
-		if (bt_interrupted)
+		if (bt_was_interrupted())
 			return -1;
 		tid = waitpid(-1, status, __WALL | WNOHANG);
 		if (tid)
@@ -909,7 +915,7 @@ static void bt_loop(void)
 	while (!bt.fatal) {
 		tid = bt_wait(&status);
 		if (tid < 0) {
-			if (bt_interrupted)
+			if (bt_was_interrupted())
 				bt_detach_all(true);
 			return;
 		}

@@ -30,10 +30,11 @@
  */
 int victim_lib_spin(void)
 {
-	volatile int n = 0;
+	int n = 0;
 
+	/* The barrier keeps the loop, and its branch, in the library. */
 	for (;;)
-		n++;
+		asm volatile("" : "+r" (n));
 	return n;
 }
 #else
@@ -57,7 +58,11 @@ static void victim_fault(int *p)
 /* A non-canonical address: #GP, SIGSEGV with SI_KERNEL and no address. */
 static void victim_gp(void)
 {
-	*(volatile int *)0x8000000000000000UL = victim_recurse(1);
+	int *p = (int *)0x8000000000000000UL;
+
+	/* Through an opaque pointer, so the store is not optimized away. */
+	asm volatile("" : "+r" (p));
+	*p = victim_recurse(1);
 }
 
 static void *victim_thread(void *arg)

@@ -2437,6 +2437,39 @@ static void lost_records(struct __test_metadata *_metadata, bool lossless)
 	reap(pid);
 }
 
+/*
+ * A lossless configuration that keeps a full linear buffer and records
+ * nothing keeps the oldest records that leave the last slot free, and
+ * counts the rest as lost: a DRAIN of the buffer's size still fits, the
+ * BTS_LOST record included.
+ */
+TEST(lossless_keeps_room_for_lost_record)
+{
+	struct bts_struct *r;
+	long lost;
+	pid_t pid;
+
+	pid = spawn(blocked_overflow);
+	ASSERT_LT(0, pid);
+	ASSERT_EQ(0, config(pid, PTRACE_BTS_O_ALLOC | PTRACE_BTS_O_SCHED |
+				 PTRACE_BTS_O_SIGNAL, LOST_RECS * REC, SIGUSR1));
+	ASSERT_EQ(SIGSTOP, cont(pid, 0));
+	ASSERT_EQ(LOST_RECS, bts(PTRACE_BTS_SIZE, pid, 0, 0));
+	lost = status(pid).lost;
+	ASSERT_LT(0, lost);
+
+	ASSERT_EQ(0, config(pid, PTRACE_BTS_O_SIGNAL | PTRACE_BTS_O_LOSSLESS,
+			    0, SIGUSR1));
+	EXPECT_EQ(lost + 1, status(pid).lost);
+	ASSERT_EQ(LOST_RECS, bts(PTRACE_BTS_SIZE, pid, 0, 0));
+	ASSERT_EQ(LOST_RECS, drain(pid, &r, LOST_RECS));
+	EXPECT_EQ(BTS_LOST, r[LOST_RECS - 1].qualifier);
+	EXPECT_EQ(lost + 1, r[LOST_RECS - 1].clock);
+	EXPECT_EQ(0, check_switches(r, LOST_RECS - 1, pid, BTS_TASK_ARRIVES));
+	free(r);
+	reap(pid);
+}
+
 TEST(lost_counted)
 {
 	lost_records(_metadata, false);
