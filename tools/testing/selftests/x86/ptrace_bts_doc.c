@@ -4024,7 +4024,13 @@ TEST(lossless_switches)
 	EXPECT_EQ((__u32)BTS_TASK_DEPARTS, big[total - 1].qualifier);
 	for (i = 0; i < total; i++)
 		departs += big[i].qualifier == BTS_TASK_DEPARTS;
-	ASSERT_LE(LONG_NAPS + stops + 1, departs)
+	/*
+	 * Each overflow stop and the last stop is a departure, and so are
+	 * most naps: a nap whose timer has expired by the time the task
+	 * would sleep (a slow kernel) does not switch.  That nothing was
+	 * lost is what lost and the alternation above say.
+	 */
+	ASSERT_LE(LONG_NAPS / 2 + stops + 1, departs)
 		TH_LOG("%ld records, %d stops", total, stops);
 	finish(pid);
 }
