@@ -750,7 +750,9 @@ static void ds_cpu_load(struct ds_cpu_half *ch, enum ds_half half,
 		ctl |= DS_CTL_USER;
 	if (flags & DS_TRACE_KERNEL)
 		ctl |= DS_CTL_KERNEL;
-	ds_window_arm(f, half, ctl, half == DS_BTS ?
+	/* Only a BTS window of user mode alone heeds a tracer's room. */
+	ds_window_arm(f, half, ctl,
+		      half == DS_BTS && !(ctl & DS_CTL_KERNEL) ?
 		      min(ds_tracer_room(ct), ds_tracer_room(tt)) : SIZE_MAX);
 	ch->ctl = ctl;
 	ds_hw_set_ctl(half, ctl);
@@ -859,7 +861,7 @@ static bool ds_drain_bts_nmi(struct ds_cpu *dc)
 		/* Stop the hardware before taking the records from under it. */
 		ds_hw_set_ctl(DS_BTS, 0);
 		ds_drain_window(ch, DS_BTS, __ds_deliver);
-		for (i = 0; i < DS_NR_LOADED; i++) {
+		for (i = 0; i < DS_NR_LOADED && !(ch->ctl & DS_CTL_KERNEL); i++) {
 			if (ch->loaded[i])
 				room = min(room, __ds_tracer_room(ch->loaded[i]));
 		}
