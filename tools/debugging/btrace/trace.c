@@ -332,22 +332,43 @@ static void bt_exec(struct bt_tracee *te)
 	bt_comm(te->th);
 }
 
-/* Whether @sig kills @tid: neither caught nor ignored. */
-static bool bt_kills(pid_t tid, int sig)
+/* What btrace reads of /proc/TID/status. */
+struct bt_status {
+	char state;			/* 'X' if the thread is gone */
+	int tracer;			/* TracerPid */
+	unsigned long long caught;	/* SigCgt */
+	unsigned long long ignored;	/* SigIgn */
+};
+
+/* Read @tid's status into @st; false if the thread is gone. */
+static bool bt_read_status(pid_t tid, struct bt_status *st)
 {
-	unsigned long long caught = 0, ignored = 0;
 	char path[64], line[128];
 	FILE *f;
 
+	memset(st, 0, sizeof(*st));
+	st->state = 'X';
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
 	f = fopen(path, "r");
 	if (!f)
 		return false;
 	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "SigCgt: %llx", &caught) != 1)
-			sscanf(line, "SigIgn: %llx", &ignored);
+		if (sscanf(line, "State: %c", &st->state) != 1 &&
+		    sscanf(line, "TracerPid: %d", &st->tracer) != 1 &&
+		    sscanf(line, "SigCgt: %llx", &st->caught) != 1)
+			sscanf(line, "SigIgn: %llx", &st->ignored);
 	fclose(f);
-	return !((caught | ignored) & (1ULL << (sig - 1)));
+	return true;
+}
+
+/* Whether @sig kills @tid: neither caught nor ignored. */
+static bool bt_kills(pid_t tid, int sig)
+{
+	struct bt_status st;
+
+	if (!bt_read_status(tid, &st))
+		return false;
+	return !((st.caught | st.ignored) & (1ULL << (sig - 1)));
 }
 
 static bool bt_is_crash(int sig)
@@ -680,20 +701,12 @@ static pid_t bt_wait(int *status)
 /* /proc/TID/status: the state letter and the tracer; false if gone. */
 static bool bt_task_state(pid_t tid, char *state, int *tracer)
 {
-	char path[64], line[128];
-	FILE *f;
+	struct bt_status st;
+	bool alive = bt_read_status(tid, &st);
 
-	*state = 'X';
-	*tracer = 0;
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
-	f = fopen(path, "r");
-	if (!f)
-		return false;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "State: %c", state) != 1)
-			sscanf(line, "TracerPid: %d", tracer);
-	fclose(f);
-	return true;
+	*state = st.state;
+	*tracer = st.tracer;
+	return alive;
 }
 
 /* Whether the ptrace scope, not ownership, refuses the attach. */
