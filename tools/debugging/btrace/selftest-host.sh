@@ -155,8 +155,22 @@ check "report names a file whose build-id differs, once" \
 	"[ \$(grep -c 'other is not the file that was traced' \
 		$tmp/buildid.rep) = 1 ]"
 
-# attach NAME SECONDS PID: attach to PID, SIGINT after SECONDS; sets $rc
-# (137 if btrace hung and was killed).
+# attached TRACER PID: wait (10 s at most) until TRACER traces a thread
+# of PID, so that a SIGINT finds btrace attached however loaded the
+# machine is.
+attached() {
+	local i
+
+	for i in $(seq 100); do
+		grep -q "^TracerPid:[[:space:]]*$1\$" /proc/"$2"/task/*/status \
+			2> /dev/null && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# attach NAME SECONDS PID: attach to PID, SIGINT SECONDS after btrace has
+# attached; sets $rc (137 if btrace hung and was killed).
 attach() {
 	local name=$1 secs=$2 pid=$3 tracer dog
 
@@ -167,6 +181,7 @@ attach() {
 			> "$tmp/$name.out" 2> "$tmp/$name.err" &
 	fi
 	tracer=$!
+	attached $tracer "$pid"
 	sleep "$secs"
 	kill -INT $tracer
 	(trap - EXIT; sleep 10; kill -KILL $tracer 2> /dev/null) &
@@ -188,6 +203,7 @@ else
 		> "$tmp/attach.out" 2> "$tmp/attach.err" &
 fi
 tracer=$!
+attached $tracer $spin
 sleep 1
 kill -INT $tracer
 wait $tracer
