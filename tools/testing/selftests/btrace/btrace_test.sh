@@ -31,6 +31,8 @@ failed=0
 nobts=			# the tool's message on a CPU without BTS
 why=			# why the current case failed
 
+# KTAP by hand rather than kselftest/ktap_helpers.sh, whose
+# ktap_test_skip() takes no reason: every SKIP here says why.
 ok() { ntests=$((ntests + 1)); echo "ok $ntests $1"; }
 not_ok() {
 	ntests=$((ntests + 1))
