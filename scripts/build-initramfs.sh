@@ -102,15 +102,19 @@ if ! "$TOP/scripts/demo/build.sh" "$BUILD/demo-$FLAVOUR" "$OBJ/usr/include" \
 fi
 install -D -m 0755 -t "$root/demo" "$BUILD/demo-$FLAVOUR"/{crashme,watch_many}
 
-# btrace's selftest (tools/testing/selftests/btrace): script, targets, lines.
-bt=$TOP/tools/testing/selftests/btrace
-if ! "$bt/build.sh" "$BUILD/btrace-test-$FLAVOUR" > "$LOGS/selftests-btrace.log" 2>&1; then
+# btrace's selftest (tools/testing/selftests/btrace), built by its
+# kselftest Makefile: the script, its target programs and their lines.
+bt=$BUILD/btrace-test-$FLAVOUR
+mkdir -p "$bt"
+if ! make -C "$SRC/tools/testing/selftests/btrace" OUTPUT="$bt" \
+	CC="gcc -static" > "$LOGS/selftests-btrace.log" 2>&1; then
 	tail -n 30 "$LOGS/selftests-btrace.log" >&2
 	die "building btrace's selftest failed"
 fi
-install -D -m 0755 -t "$root/tests/btrace" "$bt/btrace_test.sh" \
-	"$BUILD/btrace-test-$FLAVOUR"/bt_{crash,exec_first,exec_second,loop,threads}
-install -m 0644 "$BUILD/btrace-test-$FLAVOUR/lines" "$root/tests/btrace/lines"
+install -D -m 0755 -t "$root/tests/btrace" \
+	"$SRC/tools/testing/selftests/btrace/btrace_test.sh" \
+	"$bt"/bt_{crash,exec_first,exec_second,loop,threads}
+install -m 0644 "$bt/lines" "$root/tests/btrace/lines"
 
 (cd "$root" && find . -print0 | LC_ALL=C sort -z |
 	cpio --null -o -H newc --owner=0:0 --quiet) | gzip -1 > "$OBJ/initramfs.cpio.gz.new"

@@ -2,9 +2,9 @@
 /*
  * btrace selftest target: main -> func_a -> func_b -> func_c, and func_c
  * writes to FAULT_ADDR: a SIGSEGV whose faulting address is known.  The
- * MARK comments name the lines that btrace_test.sh expects (build.sh
+ * MARK comments name the lines that btrace_test.sh expects (the Makefile
  * turns them into line numbers).  With an argument N it exits with N
- * from func_c instead.  build.sh compiles with -O0 -fno-inline: every
+ * from func_c instead.  The Makefile compiles with -O0 -fno-inline: every
  * function keeps its own frame and every access to sink stays.
  */
 #include <stdlib.h>

@@ -2,7 +2,7 @@
 /*
  * btrace selftest target: first_before_exec() executes bt_exec_second
  * (from the same directory), whose second_after_exec() exits with 7.
- * build.sh compiles with -O0 -fno-inline: no function is inlined.
+ * The Makefile compiles with -O0 -fno-inline: no function is inlined.
  */
 #include <stdio.h>
 #include <unistd.h>

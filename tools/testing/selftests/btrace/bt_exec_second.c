@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * btrace selftest target: executed by bt_exec_first; exits with 7 from
- * second_after_exec().  build.sh compiles with -O0 -fno-inline: no
+ * second_after_exec().  The Makefile compiles with -O0 -fno-inline: no
  * function is inlined.
  */
 #include <stdlib.h>

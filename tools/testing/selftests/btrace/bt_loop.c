@@ -5,7 +5,7 @@
  *     with no other branch in it, so its back edge is taken LOOPS - 1
  *     times, then the program exits with 0.
  *   bt_loop spin: spin_forever() loops until killed, calling spin_step().
- * build.sh compiles with -O0 -fno-inline: every function keeps its own
+ * The Makefile compiles with -O0 -fno-inline: every function keeps its own
  * frame and every access to sink stays.
  */
 #include <string.h>

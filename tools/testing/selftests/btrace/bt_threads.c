@@ -2,7 +2,7 @@
 /*
  * btrace selftest target: three threads, each in a function of its own
  * (thread_alpha, thread_beta, thread_gamma), that exit normally.
- * build.sh compiles with -O0 -fno-inline: every function keeps its own
+ * The Makefile compiles with -O0 -fno-inline: every function keeps its own
  * frame and every access to sink stays.
  */
 #include <pthread.h>

@@ -4,8 +4,8 @@
 # The btrace tool (tools/debugging/btrace) held against its documentation
 # (btrace.1, its README, Documentation/arch/x86/ptrace-bts.rst "Using it
 # from a debugger"), in the guest: /bin/btrace and the target programs of
-# build.sh, in the directory of this script with the "lines" file that
-# build.sh wrote (NAME=LINE for each "MARK NAME" of the sources).
+# the Makefile, in the directory of this script with the "lines" file
+# it wrote (NAME=LINE for each "MARK NAME" of the sources).
 #
 # Prints KTAP; exits 1 if a case failed, else 0.  On a CPU without BTS
 # every case that needs it is skipped with the tool's own message, and
@@ -15,8 +15,14 @@ BTRACE=${BTRACE:-btrace}
 # A bound for each run of btrace: a hang fails its case, not the suite.
 LIMIT=${BTRACE_TEST_LIMIT:-150}
 cd "$(dirname "$0")" || exit 1
+if ! command -v "$BTRACE" > /dev/null; then
+	# kselftest's exit code for a skipped test.
+	echo "TAP version 13"
+	echo "1..0 # SKIP no $BTRACE: build tools/debugging/btrace, or set BTRACE"
+	exit 4
+fi
 # shellcheck source=/dev/null
-. ./lines || { echo "Bail out! no ./lines (run build.sh)"; exit 1; }
+. ./lines || { echo "Bail out! no ./lines (build with make)"; exit 1; }
 
 tmp=$(mktemp -d /tmp/btrace_test.XXXXXX) || exit 1
 spinner=
