@@ -247,6 +247,39 @@ check "-p: a stopped process is not resumed, and stays stopped after" \
 kill -KILL $vpid 2> /dev/null
 wait $vpid 2> /dev/null
 
+# A job-control stop of a program btrace runs is kept until SIGCONT.
+if [ $hw = 1 ]; then
+	"$bt" -- "$v" selfstop > "$tmp/selfstop.out" 2> "$tmp/selfstop.err" &
+else
+	BTRACE_TEST_STEP=1 "$bt" -- "$v" selfstop \
+		> "$tmp/selfstop.out" 2> "$tmp/selfstop.err" &
+fi
+tracer=$!
+# Stopped: in a ptrace stop (t) in 20 samples in a row, where the test
+# mode's single steps would show it running (R) in some.
+vpid=
+still=0
+for _ in $(seq 600); do
+	vpid=${vpid:-$(pgrep -P $tracer)}
+	case $(sed 's/.*) \(.\).*/\1/' "/proc/${vpid:-0}/stat" 2> /dev/null) in
+	t|T) still=$((still + 1)) ;;
+	*) still=0 ;;
+	esac
+	[ $still = 20 ] && break
+	sleep 0.1
+done
+check "a program's SIGSTOP stops it under btrace until SIGCONT" \
+	"[ $still = 20 ] && ! grep -q continued $tmp/selfstop.out"
+[ -n "$vpid" ] && kill -CONT "$vpid" 2> /dev/null
+(trap - EXIT; sleep 30; kill -KILL $tracer 2> /dev/null) &
+dog=$!
+wait $tracer
+rc=$?
+kill $dog 2> /dev/null
+wait $dog 2> /dev/null
+check "... and SIGCONT resumes it to the end (7)" \
+	"[ $rc = 7 ] && grep -q continued $tmp/selfstop.out"
+
 "$v" dlopen "$tmp/libvictim.so" &
 vpid=$!
 sleep 0.3

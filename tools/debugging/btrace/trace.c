@@ -400,7 +400,7 @@ static int bt_signal(struct bt_tracee *te, int sig)
 {
 	siginfo_t si;
 
-	/* EINVAL: a group-stop of a thread that is not seized. */
+	/* ESRCH: it was killed meanwhile. */
 	if (bt_ptrace(PTRACE_GETSIGINFO, te->tid, 0, (unsigned long)&si))
 		return sig;
 	if (bt_is_overflow(&si)) {
@@ -488,18 +488,6 @@ static int bt_event_stop(struct bt_tracee *te, int sig)
 }
 
 /*
- * The SIGSTOP that a thread auto-attached by PTRACE_TRACEME's tracer
- * starts with; seized threads start with PTRACE_EVENT_STOP instead.
- */
-static bool bt_initial_sigstop(struct bt_tracee *te, int sig)
-{
-	if (bt.r->attach || te->initial_seen || sig != SIGSTOP)
-		return false;
-	te->initial_seen = true;
-	return true;
-}
-
-/*
  * A stop of @te: the signal to resume it with, or BT_LISTEN.  Adding a
  * tracee may move @te: the caller finds it again.
  */
@@ -525,10 +513,6 @@ static int bt_stop(struct bt_tracee *te, int status)
 	case PTRACE_EVENT_STOP:
 		return bt_event_stop(te, sig);
 	case 0:
-		if (bt_initial_sigstop(te, sig)) {
-			bt_configure(te);
-			return 0;
-		}
 		return bt_signal(te, sig);
 	}
 	return 0;
@@ -583,19 +567,16 @@ static void bt_stop_at_exec(void)
 	}
 }
 
-/* The child of bt_spawn(): stop for the tracer, then run PROG. */
+/*
+ * The child of bt_spawn(): stop until the tracer has seized it, then run
+ * PROG.  Seized rather than PTRACE_TRACEME'd, so that its job-control
+ * stops, and its children's, can be kept with PTRACE_LISTEN.
+ */
 static void bt_spawn_child(char **argv, int errfd)
 {
 	int err;
 
 	bt_stop_at_exec();
-	if (bt_ptrace(PTRACE_TRACEME, 0, 0, 0)) {
-		err = errno;
-		bt_err("cannot trace %s: PTRACE_TRACEME: %s%s", argv[0],
-		       strerror(err), err != EPERM ? "" :
-		       " (refused by a security module or the ptrace scope: see /proc/sys/kernel/yama/ptrace_scope)");
-		_exit(err == EPERM ? BT_EXIT_PERM : BT_EXIT_FAIL);
-	}
 	raise(SIGSTOP);
 	execvp(argv[0], argv);
 	err = errno;
@@ -607,7 +588,7 @@ static void bt_spawn_child(char **argv, int errfd)
 /* Start PROG stopped before its exec; returns 0 or a BT_EXIT_* code. */
 static int bt_spawn(char **argv, int *errfd)
 {
-	int fds[2], status;
+	int fds[2], status, err;
 	pid_t pid;
 
 	if (pipe2(fds, O_CLOEXEC)) {
@@ -627,7 +608,7 @@ static int bt_spawn(char **argv, int *errfd)
 	}
 	close(fds[1]);
 	*errfd = fds[0];
-	if (waitpid(pid, &status, __WALL) != pid) {
+	if (waitpid(pid, &status, WUNTRACED) != pid) {
 		bt_err("waitpid: %s", strerror(errno));
 		kill(pid, SIGKILL);
 		return BT_EXIT_FAIL;
@@ -640,15 +621,22 @@ static int bt_spawn(char **argv, int *errfd)
 		       argv[0], WTERMSIG(status));
 		return BT_EXIT_FAIL;
 	}
-	if (bt_ptrace(PTRACE_SETOPTIONS, pid, 0, BT_OPTIONS)) {
-		bt_err("cannot trace %s: PTRACE_SETOPTIONS: %s", argv[0],
-		       strerror(errno));
+	if (bt_ptrace(PTRACE_SEIZE, pid, 0, BT_OPTIONS)) {
+		err = errno;
+		bt_err("cannot trace %s: PTRACE_SEIZE: %s%s", argv[0],
+		       strerror(err), err != EPERM ? "" :
+		       " (refused by a security module or the ptrace scope: see /proc/sys/kernel/yama/ptrace_scope)");
 		kill(pid, SIGKILL);
-		return BT_EXIT_FAIL;
+		return err == EPERM ? BT_EXIT_PERM : BT_EXIT_FAIL;
 	}
 	bt.main = pid;
+	/* Its buffer comes at the exec: btrace's own code is no one's trace. */
 	bt_tracee_add(pid)->initial_seen = true;
-	bt_ptrace(PTRACE_CONT, pid, 0, 0);
+	/*
+	 * It traps into a PTRACE_EVENT_STOP of its group-stop, which the loop
+	 * keeps with PTRACE_LISTEN until this SIGCONT ends it.
+	 */
+	kill(pid, SIGCONT);
 	return 0;
 }
 

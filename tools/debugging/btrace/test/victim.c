@@ -177,6 +177,11 @@ int main(int argc, char **argv)
 		return victim_dlopen(arg);
 	if (!strcmp(mode, "vdso"))
 		return victim_vdso();
+	if (!strcmp(mode, "selfstop")) {	/* job control: stays stopped */
+		raise(SIGSTOP);
+		if (write(1, "continued\n", 10) != 10)
+			return 1;
+	}
 	if (!strcmp(mode, "fork")) {
 		if (!fork())
 			_exit(victim_recurse(2) == 11 ? 3 : 4);
