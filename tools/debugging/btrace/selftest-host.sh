@@ -5,7 +5,9 @@
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+# Only the script itself cleans up: bash also runs this trap in a
+# subshell that a signal kills, such as the watchdogs below.
+trap '[ "$BASHPID" = $$ ] && rm -rf "$tmp"' EXIT
 pass=0
 fail=0
 
@@ -184,7 +186,7 @@ attach() {
 	attached $tracer "$pid"
 	sleep "$secs"
 	kill -INT $tracer
-	(trap - EXIT; sleep 10; kill -KILL $tracer 2> /dev/null) &
+	(sleep 10; kill -KILL $tracer 2> /dev/null) &
 	dog=$!
 	wait $tracer
 	rc=$?
@@ -271,7 +273,7 @@ done
 check "a program's SIGSTOP stops it under btrace until SIGCONT" \
 	"[ $still = 20 ] && ! grep -q continued $tmp/selfstop.out"
 [ -n "$vpid" ] && kill -CONT "$vpid" 2> /dev/null
-(trap - EXIT; sleep 30; kill -KILL $tracer 2> /dev/null) &
+(sleep 30; kill -KILL $tracer 2> /dev/null) &
 dog=$!
 wait $tracer
 rc=$?
