@@ -59,6 +59,8 @@ struct bt_mapset {
  * @recs: its records, oldest first; BTS_TASK_EXEC ones start a program
  * @nrecs: number of @recs
  * @cap: room in @recs
+ * @spooled: @recs maps @spool_fd, an unlinked file (spool.c), not the heap
+ * @spool_fd: that file
  * @epochs: the mapset of each program it ran, in order; the last one
  *	may still be replaced by a newer mapset of the same program
  * @nepochs: number of @epochs
@@ -72,6 +74,8 @@ struct bt_thread {
 	struct bts_struct *recs;
 	u64 nrecs;
 	u64 cap;
+	bool spooled;
+	int spool_fd;
 	u32 *epochs;
 	u32 nepochs;
 };
@@ -159,6 +163,10 @@ u32 bt_mapset_add(struct bt_trace *t, u32 tgid, char *maps,
 struct bt_event *bt_event_add(struct bt_trace *t, u32 kind,
 			      struct bt_thread *th);
 void bt_trace_free(struct bt_trace *t);
+
+/* spool.c */
+void bt_recs_reserve(struct bt_thread *th, u64 cap);
+void bt_recs_free(struct bt_thread *th);
 
 /* maps.c */
 char *bt_maps_read(pid_t tgid);

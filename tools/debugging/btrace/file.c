@@ -177,9 +177,8 @@ static int bt_load_thread(struct bt_trace *t, struct bt_in *in)
 	th->comm[sizeof(th->comm) - 1] = '\0';
 	th->epochs = bt_alloc(ft.nepochs * sizeof(*th->epochs));
 	th->nepochs = ft.nepochs;
-	th->recs = bt_alloc(ft.nrecs * sizeof(*th->recs));
+	bt_recs_reserve(th, ft.nrecs);
 	th->nrecs = ft.nrecs;
-	th->cap = ft.nrecs;
 	if (bt_get(in, th->epochs, ft.nepochs * sizeof(*th->epochs)) ||
 	    bt_get(in, th->recs, ft.nrecs * sizeof(*th->recs)))
 		return -1;

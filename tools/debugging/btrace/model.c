@@ -43,8 +43,7 @@ void bt_thread_append(struct bt_thread *th, const struct bts_struct *recs,
 
 		while (cap < th->nrecs + n)
 			cap *= 2;
-		th->recs = bt_grow(th->recs, cap * sizeof(*recs));
-		th->cap = cap;
+		bt_recs_reserve(th, cap);
 	}
 	memcpy(th->recs + th->nrecs, recs, n * sizeof(*recs));
 	th->nrecs += n;
@@ -125,7 +124,7 @@ void bt_trace_free(struct bt_trace *t)
 	u32 i;
 
 	for (i = 0; i < t->nthreads; i++) {
-		free(t->threads[i]->recs);
+		bt_recs_free(t->threads[i]);
 		free(t->threads[i]->epochs);
 		free(t->threads[i]);
 	}

@@ -130,6 +130,26 @@ run all -n 5 --all -- "$v" threads
 check "--all: both threads are reported" \
 	"[ \$? = 7 ] && [ \$(grep -c '^btrace: thread .* exited' $tmp/all.out) = 2 ]"
 
+# Records in a file of TMPDIR (spool.c) once a thread has more than
+# 1024: the 1024 of the shell move there from the heap at its exec.
+mkdir "$tmp/spool"
+BTRACE_TEST_SPOOL=1 TMPDIR=$tmp/spool run spooled -n 0 --branches -s 1024 \
+	-- /bin/sh -c "exec $v exit"
+rc=$?
+BTRACE_TEST_SPOOL=1 TMPDIR=$tmp/spool "$bt" report -n 0 --branches \
+	"$tmp/spooled.bt" > "$tmp/spooled.rep" 2>&1
+check "records in a file: kept in order across the move, reported as run" \
+	"[ $rc = 7 ] && [ \$(grep -c ' -> ' $tmp/spooled.out) -gt 2000 ] &&
+	 grep -q '^ *1  0x[0-9a-f]* .* -> ' $tmp/spooled.out &&
+	 grep -q '^ *1025  \[exec\]' $tmp/spooled.out &&
+	 ! grep -q 'record of kind' $tmp/spooled.out &&
+	 cmp -s $tmp/spooled.out $tmp/spooled.rep &&
+	 [ -z \"\$(ls -A $tmp/spool)\" ]"
+BTRACE_TEST_SPOOL=1 TMPDIR=$tmp/nodir run nodir -n 5 --all -- "$v" exit
+check "records with no directory for their file: exit 125, saying where" \
+	"[ \$? = 125 ] && grep -q 'cannot keep the records in $tmp/nodir' \
+	 $tmp/nodir.err"
+
 run gp -n 5 -- "$v" gp
 check "gp: a #GP SIGSEGV (SI_KERNEL) is reported without an address" \
 	"[ \$? = 139 ] && grep -q 'got SIGSEGV (Segmentation fault):' $tmp/gp.out"
