@@ -567,17 +567,35 @@ static void bt_stop_at_exec(void)
 	}
 }
 
-/*
- * The child of bt_spawn(): stop until the tracer has seized it, then run
- * PROG.  Seized rather than PTRACE_TRACEME'd, so that its job-control
- * stops, and its children's, can be kept with PTRACE_LISTEN.
- */
-static void bt_spawn_child(char **argv, int errfd)
+/* /proc/TID/status: the state letter and the tracer; false if gone. */
+static bool bt_task_state(pid_t tid, char *state, int *tracer)
 {
+	struct bt_status st;
+	bool alive = bt_read_status(tid, &st);
+
+	*state = st.state;
+	*tracer = st.tracer;
+	return alive;
+}
+
+/*
+ * The child of bt_spawn(): wait on @gofd until the tracer has seized it,
+ * then run PROG.  Seized rather than PTRACE_TRACEME'd, so that its
+ * job-control stops, and its children's, can be kept with PTRACE_LISTEN;
+ * told to go through a pipe rather than by a stop and a SIGCONT, which
+ * a job-control signal of the terminal could undo before the seize, and
+ * which the program could find pending.  EOF: the tracer gave up, and
+ * said why.
+ */
+static void bt_spawn_child(char **argv, int gofd, int errfd)
+{
+	char go;
 	int err;
 
 	bt_stop_at_exec();
-	raise(SIGSTOP);
+	if (read(gofd, &go, 1) != 1)
+		_exit(BT_EXIT_FAIL);
+	close(gofd);
 	execvp(argv[0], argv);
 	err = errno;
 	if (write(errfd, &err, sizeof(err)) < 0)
@@ -585,13 +603,43 @@ static void bt_spawn_child(char **argv, int errfd)
 	_exit(err == ENOENT ? BT_EXIT_NOENT : BT_EXIT_NOEXEC);
 }
 
-/* Start PROG stopped before its exec; returns 0 or a BT_EXIT_* code. */
+/*
+ * PTRACE_SEIZE of the child failed with @err: say why, unless the child
+ * died first and said so itself.  Returns a BT_EXIT_* code.
+ */
+static int bt_spawn_refused(const char *prog, pid_t pid, int err)
+{
+	int tracer, status;
+	char state;
+
+	if (!bt_task_state(pid, &state, &tracer) || state == 'Z' ||
+	    state == 'X') {
+		if (waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+		    WEXITSTATUS(status))
+			return WEXITSTATUS(status);
+		bt_err("cannot trace %s: it died before it could be traced",
+		       prog);
+		return BT_EXIT_FAIL;
+	}
+	if (err == EPERM && tracer)
+		bt_err("cannot trace %s: process %d traces it already (does a tracer that follows forks trace btrace?)",
+		       prog, tracer);
+	else
+		bt_err("cannot trace %s: PTRACE_SEIZE: %s%s", prog,
+		       strerror(err), err != EPERM ? "" :
+		       " (refused by a security module or the ptrace scope: see /proc/sys/kernel/yama/ptrace_scope)");
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	return err == EPERM ? BT_EXIT_PERM : BT_EXIT_FAIL;
+}
+
+/* Start PROG, seized before its exec; returns 0 or a BT_EXIT_* code. */
 static int bt_spawn(char **argv, int *errfd)
 {
-	int fds[2], status, err;
+	int fds[2], go[2];
 	pid_t pid;
 
-	if (pipe2(fds, O_CLOEXEC)) {
+	if (pipe2(fds, O_CLOEXEC) || pipe2(go, O_CLOEXEC)) {
 		bt_err("pipe: %s", strerror(errno));
 		return BT_EXIT_FAIL;
 	}
@@ -600,43 +648,33 @@ static int bt_spawn(char **argv, int *errfd)
 		bt_err("fork: %s", strerror(errno));
 		close(fds[0]);
 		close(fds[1]);
+		close(go[0]);
+		close(go[1]);
 		return BT_EXIT_FAIL;
 	}
 	if (!pid) {
 		close(fds[0]);
-		bt_spawn_child(argv, fds[1]);
+		close(go[1]);
+		bt_spawn_child(argv, go[0], fds[1]);
 	}
 	close(fds[1]);
+	close(go[0]);
 	*errfd = fds[0];
-	if (waitpid(pid, &status, WUNTRACED) != pid) {
-		bt_err("waitpid: %s", strerror(errno));
-		kill(pid, SIGKILL);
-		return BT_EXIT_FAIL;
-	}
-	/* The child said why. */
-	if (WIFEXITED(status))
-		return WEXITSTATUS(status) ? WEXITSTATUS(status) : BT_EXIT_FAIL;
-	if (!WIFSTOPPED(status)) {
-		bt_err("cannot trace %s: it was killed by signal %d",
-		       argv[0], WTERMSIG(status));
-		return BT_EXIT_FAIL;
-	}
 	if (bt_ptrace(PTRACE_SEIZE, pid, 0, BT_OPTIONS)) {
-		err = errno;
-		bt_err("cannot trace %s: PTRACE_SEIZE: %s%s", argv[0],
-		       strerror(err), err != EPERM ? "" :
-		       " (refused by a security module or the ptrace scope: see /proc/sys/kernel/yama/ptrace_scope)");
-		kill(pid, SIGKILL);
-		return err == EPERM ? BT_EXIT_PERM : BT_EXIT_FAIL;
+		int err = errno;
+
+		close(go[1]);
+		return bt_spawn_refused(argv[0], pid, err);
 	}
 	bt.main = pid;
 	/* Its buffer comes at the exec: btrace's own code is no one's trace. */
 	bt_tracee_add(pid)->initial_seen = true;
-	/*
-	 * It traps into a PTRACE_EVENT_STOP of its group-stop, which the loop
-	 * keeps with PTRACE_LISTEN until this SIGCONT ends it.
-	 */
-	kill(pid, SIGCONT);
+	if (write(go[1], "", 1) != 1) {
+		bt_err("cannot start %s: %s", argv[0], strerror(errno));
+		close(go[1]);
+		return BT_EXIT_FAIL;
+	}
+	close(go[1]);
 	return 0;
 }
 
@@ -684,17 +722,6 @@ static pid_t bt_wait(int *status)
 			return tid;
 		sigsuspend(&bt.waitmask);
 	}
-}
-
-/* /proc/TID/status: the state letter and the tracer; false if gone. */
-static bool bt_task_state(pid_t tid, char *state, int *tracer)
-{
-	struct bt_status st;
-	bool alive = bt_read_status(tid, &st);
-
-	*state = st.state;
-	*tracer = st.tracer;
-	return alive;
 }
 
 /* Whether the ptrace scope, not ownership, refuses the attach. */
