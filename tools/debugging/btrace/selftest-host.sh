@@ -181,14 +181,20 @@ check "report names a file whose build-id differs, once" \
 # of PID, so that a SIGINT finds btrace attached however loaded the
 # machine is.
 attached() {
-	local i
-
-	for i in $(seq 100); do
+	for _ in $(seq 100); do
 		grep -q "^TracerPid:[[:space:]]*$1\$" /proc/"$2"/task/*/status \
 			2> /dev/null && return 0
 		sleep 0.1
 	done
 	return 1
+}
+
+# watchdog SECONDS PID: SIGKILL PID after SECONDS, unless "kill $dog"
+# cancels it first.  Its output goes nowhere, so that the sleep which
+# outlives a cancel holds no pipe of ours open.
+watchdog() {
+	(sleep "$1"; kill -KILL "$2") > /dev/null 2>&1 &
+	dog=$!
 }
 
 # attach NAME SECONDS PID: attach to PID, SIGINT SECONDS after btrace has
@@ -206,12 +212,10 @@ attach() {
 	attached $tracer "$pid"
 	sleep "$secs"
 	kill -INT $tracer
-	(sleep 10; kill -KILL $tracer 2> /dev/null) &
-	dog=$!
+	watchdog 10 $tracer
 	wait $tracer
 	rc=$?
-	kill $dog 2> /dev/null
-	wait $dog 2> /dev/null
+	kill "$dog" 2> /dev/null
 	sleep 0.2
 }
 
@@ -293,12 +297,10 @@ done
 check "a program's SIGSTOP stops it under btrace until SIGCONT" \
 	"[ $still = 20 ] && ! grep -q continued $tmp/selfstop.out"
 [ -n "$vpid" ] && kill -CONT "$vpid" 2> /dev/null
-(sleep 30; kill -KILL $tracer 2> /dev/null) &
-dog=$!
+watchdog 30 $tracer
 wait $tracer
 rc=$?
-kill $dog 2> /dev/null
-wait $dog 2> /dev/null
+kill "$dog" 2> /dev/null
 check "... and SIGCONT resumes it to the end (7)" \
 	"[ $rc = 7 ] && grep -q continued $tmp/selfstop.out"
 
