@@ -63,6 +63,12 @@ struct bts_model_ds {
 	(DEBUGCTLMSR_TR | DEBUGCTLMSR_BTS | DEBUGCTLMSR_BTINT |	\
 	 DEBUGCTLMSR_BTS_OFF_OS | DEBUGCTLMSR_BTS_OFF_USR)
 
+/*
+ * IA32_PERF_GLOBAL_STATUS bits of counter overflows: general-purpose
+ * counters from bit 0, fixed ones from bit 32, perf metrics at 48.
+ */
+#define BTS_MODEL_COUNTER_OVF	GENMASK_ULL(48, 0)
+
 /* What a case took from perf and the arbiter on its cpu. */
 struct bts_model_saved {
 	u64 debugctl;
@@ -189,6 +195,14 @@ static int bts_model_nmi(unsigned int cmd, struct pt_regs *regs)
 
 	if (READ_ONCE(p->state) != BTS_MODEL_ARMED ||
 	    READ_ONCE(p->cpu) != smp_processor_id())
+		return NMI_DONE;
+	/*
+	 * A counter's overflow is perf's PMI, not ours to swallow.  Any
+	 * other NMI while armed is claimed and judged by the case: one that
+	 * should not have come fails it, wherever the index then stands.
+	 */
+	if (!rdmsrl_safe(MSR_CORE_PERF_GLOBAL_STATUS, &status) &&
+	    (status & BTS_MODEL_COUNTER_OVF))
 		return NMI_DONE;
 
 	/* First, before any other handler can rewrite the entry. */
