@@ -132,6 +132,7 @@ run_bench() { # name command...
 run_plan() { # plan mode
 	kunit_done=" "
 	while read -r kind a b c; do
+		t0=$(cut -d. -f1 /proc/uptime)
 		case $2:$kind in
 		*:|*:'#'*) continue ;;
 		check:kunit) run_kunit "$a"; kunit_done="$kunit_done $a " ;;
@@ -142,6 +143,8 @@ run_plan() { # plan mode
 		stress:kunit|stress:kselftest|stress:ftracetest|stress:bench) ;;
 		*) result plan FAIL "$kind" "unknown line in plan $1 ($2)" ;;
 		esac
+		# The console gets each line's time, to show where a run goes.
+		echo "### took $(($(cut -d. -f1 /proc/uptime) - t0)) s: $kind $a"
 	done < "$1"
 	[ "$2" = check ] || return 0
 	# A suite built into the kernel but missing from the plan still runs
