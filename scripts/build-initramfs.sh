@@ -113,7 +113,7 @@ if ! make -C "$SRC/tools/testing/selftests/btrace" OUTPUT="$bt" \
 fi
 install -D -m 0755 -t "$root/tests/btrace" \
 	"$SRC/tools/testing/selftests/btrace/btrace_test.sh" \
-	"$bt"/bt_{crash,exec_first,exec_second,loop,threads}
+	"$bt"/bt_{crash,exec_first,exec_second,loop,stop,threads}
 install -m 0644 "$bt/lines" "$root/tests/btrace/lines"
 
 (cd "$root" && find . -print0 | LC_ALL=C sort -z |

@@ -26,8 +26,17 @@ fi
 
 tmp=$(mktemp -d /tmp/btrace_test.XXXXXX) || exit 1
 spinner=
+stopped=		# a bt_stop that a failed case may leave stopped
+# Kill $stopped if it is still a bt_stop (in a group of its own, the
+# timeout of its btrace does not reach it).
+end_stopped() {
+	[ -n "$stopped" ] && [ "$(cat "/proc/$stopped/comm" 2>/dev/null)" = bt_stop ] &&
+		kill -9 "$stopped" 2>/dev/null
+	stopped=
+}
 cleanup() {
 	[ -n "$spinner" ] && kill -9 "$spinner" 2>/dev/null
+	end_stopped
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -335,6 +344,116 @@ case_attach() {
 	spinner=
 }
 
+# The state of process $1 (R, S, T, t...), empty if it is gone.
+state_of() { # pid
+	sed -n 's/^State:[[:space:]]*\(.\).*/\1/p' "/proc/$1/status" 2>/dev/null
+}
+
+# The times process $1 was switched out, voluntarily or not: a stopped
+# process does not run, so they do not change.
+switches_of() { # pid
+	awk '/^(non)?voluntary_ctxt_switches:/ { n += $2 } END { print n }' \
+		"/proc/$1/status" 2>/dev/null
+}
+
+# A job-control stop of a traced process is kept until SIGCONT: bt_stop
+# SIG says it is stopping and stops itself with SIG.  For $HOLD seconds
+# it must stay stopped (T, or t: a stopped traced process is in a
+# tracing stop) without running, and print nothing more, while btrace,
+# its tracer, runs on without being stopped itself ("btrace itself stops
+# only with Ctrl-Z").  After SIGCONT it goes on: it prints "continued",
+# btrace exits with its status, 5, and its report has after_stop().
+HOLD=3
+stop_kept() { # signal: STOP, TSTP, TTIN or TTOU
+	local sig=$1 f=$tmp/stop_$1 btpid pid tracer n0 n1 state r
+	: > "$f"
+	timeout "$LIMIT" "$BTRACE" -n 0 -- ./bt_stop "$sig" > "$f" 2>&1 &
+	btpid=$!
+	until grep -q '^bt_stop: [0-9]* stopping' "$f"; do
+		kill -0 "$btpid" 2>/dev/null || break
+		sleep 0.2
+	done
+	pid=$(sed -n 's/^bt_stop: \([0-9]*\) stopping.*/\1/p' "$f")
+	if [ -z "$pid" ]; then
+		wait "$btpid"
+		rc=$?
+		show "$f"
+		fail "SIG$sig: bt_stop did not say it was stopping (btrace exited with $rc)"
+		return
+	fi
+	stopped=$pid
+	# Wait (at most 10 s) until it is stopped: T or t, and not running.
+	for _ in $(seq 20); do
+		grep -q '^bt_stop: [0-9]* continued' "$f" && break
+		state=$(state_of "$pid")
+		case $state in
+		T|t) ;;
+		'') break ;;
+		*) sleep 0.5; continue ;;
+		esac
+		n0=$(switches_of "$pid")
+		sleep 0.5
+		[ "$(switches_of "$pid")" = "$n0" ] && break
+	done
+	n0=$(switches_of "$pid")
+	for _ in $(seq $((HOLD * 5))); do
+		state=$(state_of "$pid")
+		case $state in
+		T|t) ;;
+		*) break ;;
+		esac
+		sleep 0.2
+	done
+	n1=$(switches_of "$pid")
+	tracer=$(sed -n 's/^TracerPid:[[:space:]]*//p' "/proc/$pid/status" 2>/dev/null)
+	if grep -q '^bt_stop: [0-9]* continued' "$f"; then
+		why="SIG$sig: bt_stop went on before SIGCONT"
+	elif [ "$state" != T ] && [ "$state" != t ]; then
+		why="SIG$sig: bt_stop is in state '$state', not stopped (T or t)"
+	elif [ "$n1" != "$n0" ]; then
+		why="SIG$sig: bt_stop ran $((n1 - n0)) times in ${HOLD} s while stopped"
+	elif [ "${tracer:-0}" = 0 ]; then
+		why="SIG$sig: bt_stop is not traced"
+	elif [ "$(state_of "$tracer")" = T ]; then
+		why="SIG$sig: btrace (pid $tracer) is stopped too"
+	fi
+	if [ -n "$why" ]; then
+		# Killing the target ends the run: btrace reports its death.
+		end_stopped
+		[ "${tracer:-0}" != 0 ] && kill -CONT "$tracer" 2>/dev/null
+		wait "$btpid"
+		grep -E '^(bt_stop|btrace):' "$f" > "$f.lines"
+		show "$f.lines"
+		return 1
+	fi
+	kill -CONT "$pid"
+	wait "$btpid"
+	rc=$?
+	end_stopped
+	[ "$rc" = 5 ] ||
+		{ show "$f"; fail "SIG$sig: exit status $rc after SIGCONT, not 5"; return; }
+	grep -q "^bt_stop: $pid continued" "$f" ||
+		{ show "$f"; fail "SIG$sig: bt_stop did not go on after SIGCONT"; return; }
+	grep -q "^btrace: thread $pid (bt_stop) exited" "$f" ||
+		{ show "$f"; fail "SIG$sig: no 'thread $pid (bt_stop) exited' report"; return; }
+	r=$(last_run_of "$f" after_stop)
+	range_has "${r#*	}" bt_stop.c "$AFTER_STOP" || {
+		show "$f"
+		fail "SIG$sig: after_stop (bt_stop.c:$AFTER_STOP) is not in the exit's history"
+	}
+}
+
+case_sigstop_kept() {
+	stop_kept STOP
+}
+
+case_tty_stops_kept() {
+	local sig
+	for sig in TSTP TTIN TTOU; do
+		stop_kept "$sig" || return
+	done
+}
+
 # btrace report FILE prints exactly what the run printed.
 same() { # live saved what
 	cmp -s "$1" "$2" && return 0
@@ -402,6 +521,55 @@ case_all_lossless() {
 	[ "$n" = 99999 ] || fail "$n back edges from bt_loop.c:$BACK_EDGE, not 99999"
 }
 
+# The files in directory $1, for a failure, as diagnostics.
+show_dir() { # dir what
+	echo "# $2:"
+	# shellcheck disable=SC2012 # for reading, not parsing
+	ls -lA "$1" | sed 's/^/#   /'
+}
+
+# --all and BTRACE_TEST_SPOOL=1: a thread's records go to an unlinked
+# file in TMPDIR once there are more than 1024, removed when btrace
+# exits.  bt_stop, with no signal, has thousands: with TMPDIR an empty
+# directory, the run and the reports of its saved trace lose none of
+# the 2999 back edges of stop_loop's 3000 iterations, the report prints
+# what the run printed (but bt_stop's own line), and the directory is
+# empty after each.
+case_all_spooled() {
+	local d=$tmp/spool f=$tmp/spool_run n s='0x[0-9a-f]+ ' c='\([^ ]*bt_stop\.c:'
+	mkdir "$d" || { fail "cannot make $d"; return; }
+	BTRACE_TEST_SPOOL=1 TMPDIR=$d bt spool_run --all -n 1 -o "$tmp/spool.bt" -- ./bt_stop
+	[ "$rc" = 5 ] || { show "$f" 5; fail "exit status $rc, not 5"; return; }
+	! grep -qi 'lost' "$f" || { show "$f"; fail "the run reports lost branches"; return; }
+	[ -z "$(ls -A "$d")" ] || { show_dir "$d" TMPDIR; fail "the run left files in TMPDIR"; return; }
+	BTRACE_TEST_SPOOL=1 TMPDIR=$d bt spool_rep report "$tmp/spool.bt"
+	[ "$rc" = 0 ] || { show "$tmp/spool_rep" 5; fail "report exit status $rc, not 0"; return; }
+	grep -v '^bt_stop: ' "$f" > "$tmp/spool_run.bt_only"
+	same "$tmp/spool_run.bt_only" "$tmp/spool_rep" "spooled --all" ||
+		{ fail "report of the spooled run differs"; return; }
+	BTRACE_TEST_SPOOL=1 TMPDIR=$d bt spool_br report --branches -n 0 "$tmp/spool.bt"
+	[ "$rc" = 0 ] || { show "$tmp/spool_br" 5; fail "report exit status $rc, not 0"; return; }
+	! grep -qi 'lost' "$tmp/spool_br" || {
+		grep -i lost "$tmp/spool_br" | head -n 5 | sed 's/^/# /'
+		fail "the report says branches were lost"
+		return
+	}
+	n=$(grep -Ec "stop_loop\+${s}${c}$STOP_EDGE\) -> ${s}stop_loop\+" "$tmp/spool_br")
+	[ "$n" = 2999 ] || { fail "$n back edges from bt_stop.c:$STOP_EDGE, not 2999"; return; }
+	[ -z "$(ls -A "$d")" ] ||
+		{ show_dir "$d" TMPDIR; fail "the reports left files in TMPDIR"; }
+}
+
+# "a directory without room ends the run with exit status 125": TMPDIR
+# a directory that does not exist; the message names it.
+case_spool_no_dir() {
+	local d=$tmp/no-such-dir f=$tmp/spool_nodir
+	BTRACE_TEST_SPOOL=1 TMPDIR=$d bt spool_nodir --all -n 1 -- ./bt_stop
+	[ "$rc" = 125 ] || { show "$f" 5; fail "exit status $rc, not 125"; return; }
+	grep -v '^bt_stop: ' "$f" | grep -qF "$d" ||
+		{ show "$f" 5; fail "no message names $d"; }
+}
+
 # Usage errors: exit 2 and the usage; the other documented codes.
 case_usage_no_args() {
 	bt usage0
@@ -459,7 +627,7 @@ case_probe_status() {
 # ---------------------------------------------------------------------
 
 echo "TAP version 13"
-echo "1..22"
+echo "1..26"
 probe
 rc_probe=$rc
 if [ -n "$nobts" ]; then
@@ -475,9 +643,13 @@ run_case "exit code" 1 case_exit_code
 run_case "threads" 1 case_threads
 run_case "exec" 1 case_exec
 run_case "attach and SIGINT" 1 case_attach
+run_case "SIGSTOP kept until SIGCONT" 1 case_sigstop_kept
+run_case "SIGTSTP, SIGTTIN and SIGTTOU kept until SIGCONT" 1 case_tty_stops_kept
 run_case "report equals live run" 1 case_report_same
 run_case "report equals live run with --branches" 1 case_report_same_branches
 run_case "all lossless" 1 case_all_lossless
+run_case "all spooled to TMPDIR" 1 case_all_spooled
+run_case "spool directory missing" 1 case_spool_no_dir
 run_case "kernel runs agree with branches" 1 case_kernel_runs_agree
 run_case "usage no arguments" 0 case_usage_no_args
 run_case "usage unknown option" 0 case_usage_bad_option
