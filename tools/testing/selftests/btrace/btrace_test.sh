@@ -541,7 +541,8 @@ case_all_spooled() {
 	BTRACE_TEST_SPOOL=1 TMPDIR=$d bt spool_run --all -n 1 -o "$tmp/spool.bt" -- ./bt_stop
 	[ "$rc" = 5 ] || { show "$f" 5; fail "exit status $rc, not 5"; return; }
 	! grep -qi 'lost' "$f" || { show "$f"; fail "the run reports lost branches"; return; }
-	[ -z "$(ls -A "$d")" ] || { show_dir "$d" TMPDIR; fail "the run left files in TMPDIR"; return; }
+	[ -z "$(ls -A "$d")" ] ||
+		{ show_dir "$d" TMPDIR; fail "the run left files in TMPDIR"; return; }
 	BTRACE_TEST_SPOOL=1 TMPDIR=$d bt spool_rep report "$tmp/spool.bt"
 	[ "$rc" = 0 ] || { show "$tmp/spool_rep" 5; fail "report exit status $rc, not 0"; return; }
 	grep -v '^bt_stop: ' "$f" > "$tmp/spool_run.bt_only"
