@@ -189,6 +189,17 @@ attached() {
 	return 1
 }
 
+# started PID: wait until the victim started in the background has
+# executed (a loaded machine may not have got that far): attached before
+# its exec, the test mode would single-step its dynamic loader instead.
+started() {
+	for _ in $(seq 100); do
+		[ "$(cat /proc/"$1"/comm 2> /dev/null)" = victim ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
 # watchdog SECONDS PID: SIGKILL PID after SECONDS, unless "kill $dog"
 # cancels it first.  Its output goes nowhere, so that the sleep which
 # outlives a cancel holds no pipe of ours open.
@@ -222,6 +233,7 @@ attach() {
 # -p: attach to a running process, Ctrl-C (SIGINT) detaches and reports.
 "$v" spin &
 spin=$!
+started $spin
 if [ $hw = 1 ]; then
 	"$bt" -n 5 -p $spin > "$tmp/attach.out" 2> "$tmp/attach.err" &
 else
@@ -244,6 +256,7 @@ wait $spin 2> /dev/null
 
 "$v" zombie 0 &
 vpid=$!
+started $vpid
 sleep 0.3
 attach zombie 1 $vpid
 check "-p: a process whose main thread exited is attached to and detached" \
@@ -254,6 +267,7 @@ wait $vpid 2> /dev/null
 
 "$v" zombie 1 &
 vpid=$!
+started $vpid
 sleep 0.3
 attach lateexit 2.5 $vpid
 check "-p: SIGINT after the main thread exited detaches (no hang)" \
@@ -264,6 +278,7 @@ wait $vpid 2> /dev/null
 
 "$v" spin &
 vpid=$!
+started $vpid
 kill -STOP $vpid
 sleep 0.2
 attach stopped 1 $vpid
@@ -306,6 +321,7 @@ check "... and SIGCONT resumes it to the end (7)" \
 
 "$v" dlopen "$tmp/libvictim.so" &
 vpid=$!
+started $vpid
 sleep 0.3
 attach dlopen 4 $vpid
 check "-p: a library loaded after the attach is symbolized at the detach" \
