@@ -22,6 +22,8 @@ typedef __u32 u32;
 typedef __s32 s32;
 typedef __u64 u64;
 
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
 /* Exit codes of btrace itself; see btrace.1, EXIT STATUS. */
 #define BT_EXIT_USAGE		2
 #define BT_EXIT_MEMLOCK		122

@@ -160,6 +160,26 @@ static char *bt_get_text(struct bt_in *in, u32 len)
 	return s;
 }
 
+/*
+ * The records of @th, in chunks: read from a pipe, whose size is not
+ * known, a corrupt count makes room (on the heap or in TMPDIR) only for
+ * the records that do arrive.
+ */
+static int bt_load_recs(struct bt_thread *th, struct bt_in *in, u64 n)
+{
+	struct bts_struct chunk[1024];
+	u64 k;
+
+	while (n) {
+		k = n < ARRAY_SIZE(chunk) ? n : ARRAY_SIZE(chunk);
+		if (bt_get(in, chunk, k * sizeof(chunk[0])))
+			return -1;
+		bt_thread_append(th, chunk, k);
+		n -= k;
+	}
+	return 0;
+}
+
 static int bt_load_thread(struct bt_trace *t, struct bt_in *in)
 {
 	struct bt_file_thread ft;
@@ -177,10 +197,8 @@ static int bt_load_thread(struct bt_trace *t, struct bt_in *in)
 	th->comm[sizeof(th->comm) - 1] = '\0';
 	th->epochs = bt_alloc(ft.nepochs * sizeof(*th->epochs));
 	th->nepochs = ft.nepochs;
-	bt_recs_reserve(th, ft.nrecs);
-	th->nrecs = ft.nrecs;
 	if (bt_get(in, th->epochs, ft.nepochs * sizeof(*th->epochs)) ||
-	    bt_get(in, th->recs, ft.nrecs * sizeof(*th->recs)))
+	    bt_load_recs(th, in, ft.nrecs))
 		return -1;
 	for (i = 0; i < th->nepochs; i++)
 		if (th->epochs[i] >= t->nmapsets)

@@ -49,6 +49,12 @@ check "--all -s below the lossless minimum is a usage error (2)" \
 (ulimit -v 1000000; "$bt" report "$tmp/short.bt") > /dev/null 2> "$tmp/err"
 check "report of a file shorter than its header says: 125, truncated" \
 	"[ \$? = 125 ] && grep -q 'truncated or corrupt' $tmp/err"
+# The same through a pipe, whose size is unknown: no room is made (on the
+# heap or in TMPDIR) for records that do not come.
+BTRACE_TEST_SPOOL=1 TMPDIR=$tmp/nodir "$bt" report /dev/stdin \
+	< <(cat "$tmp/short.bt") > /dev/null 2> "$tmp/err"
+check "report of a short trace through a pipe says: 125, truncated" \
+	"[ \$? = 125 ] && grep -q 'truncated or corrupt' $tmp/err"
 "$bt" report "$tmp/none" > /dev/null 2>&1
 check "report of a missing file exits 125" "[ \$? = 125 ]"
 echo garbage > "$tmp/garbage"

@@ -1,11 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The record array of a thread.  A small one lives on the heap; one past
- * BT_SPOOL_MIN bytes (--all on a long run) moves into a mapping of an
+ * The record array of a thread.  A small one lives on the heap; one whose
+ * room (doubled as it fills) reaches BT_SPOOL_MIN bytes, which happens
+ * past 131072 records (--all on a long run), moves into a mapping of an
  * unlinked file in $TMPDIR (else /var/tmp), so that the records take disk
  * rather than memory: the kernel writes the pages back and reclaims them
- * as it needs.  The space is allocated before it is mapped, so a full
- * disk is an error message, not a SIGBUS on a store.
+ * as it needs (a tmpfs TMPDIR is memory, though).  The space is allocated
+ * with fallocate() before it is mapped, so a full disk is an error
+ * message, not a SIGBUS on a store; only where the file system cannot
+ * allocate (EOPNOTSUPP: NFS without ALLOCATE, for one) is the file left
+ * sparse.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -17,7 +21,7 @@
 
 #include "btrace.h"
 
-/* 8 MiB: 262144 records. */
+/* 8 MiB: room for 262144 records. */
 #define BT_SPOOL_MIN		(8UL << 20)
 
 static const char *bt_spool_dir(void)
@@ -41,9 +45,23 @@ static size_t bt_spool_min(void)
 
 static void bt_spool_fail(const char *what, int err)
 {
-	bt_err("cannot keep the records in %s: %s: %s (set TMPDIR to a directory with room)",
-	       bt_spool_dir(), what, strerror(err));
+	bt_err("cannot keep the records in %s: %s: %s (%s)", bt_spool_dir(),
+	       what, strerror(err),
+	       err == EMFILE || err == ENFILE ?
+	       "one file a thread: raise the limit of open files, ulimit -n" :
+	       "set TMPDIR to a directory with room");
 	exit(BT_EXIT_FAIL);
+}
+
+/* Make @fd @bytes long, with its blocks allocated where that can be. */
+static void bt_spool_size(int fd, off_t old, off_t bytes)
+{
+	if (!fallocate(fd, 0, old, bytes - old))
+		return;
+	if (errno != EOPNOTSUPP)
+		bt_spool_fail("fallocate", errno);
+	if (ftruncate(fd, bytes))
+		bt_spool_fail("ftruncate", errno);
 }
 
 /* An unlinked file: O_TMPFILE, else (a file system without it) mkstemp. */
@@ -53,14 +71,16 @@ static int bt_spool_open(void)
 	char *path;
 	int fd;
 
-	fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	fd = open(dir, O_TMPFILE | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
 	if (fd >= 0 || errno != EOPNOTSUPP)
 		goto out;
 	path = bt_alloc(strlen(dir) + sizeof("/btrace.XXXXXX"));
 	sprintf(path, "%s/btrace.XXXXXX", dir);
 	fd = mkostemp(path, O_CLOEXEC);
-	if (fd >= 0)
-		unlink(path);
+	if (fd >= 0 && unlink(path)) {
+		close(fd);
+		fd = -1;
+	}
 	free(path);
 out:
 	if (fd < 0)
@@ -73,12 +93,9 @@ static void bt_spool_start(struct bt_thread *th, size_t bytes)
 {
 	size_t used = th->nrecs * sizeof(*th->recs);
 	void *p;
-	int err;
 
 	th->spool_fd = bt_spool_open();
-	err = posix_fallocate(th->spool_fd, 0, bytes);
-	if (err)
-		bt_spool_fail("fallocate", err);
+	bt_spool_size(th->spool_fd, 0, bytes);
 	p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED,
 		 th->spool_fd, 0);
 	if (p == MAP_FAILED)
@@ -102,7 +119,6 @@ void bt_recs_reserve(struct bt_thread *th, u64 cap)
 	size_t old = th->cap * sizeof(*th->recs);
 	size_t bytes = cap * sizeof(*th->recs);
 	void *p;
-	int err;
 
 	if (cap <= th->cap)
 		return;
@@ -111,9 +127,7 @@ void bt_recs_reserve(struct bt_thread *th, u64 cap)
 	} else if (!th->spooled) {
 		bt_spool_start(th, bytes);
 	} else {
-		err = posix_fallocate(th->spool_fd, old, bytes - old);
-		if (err)
-			bt_spool_fail("fallocate", err);
+		bt_spool_size(th->spool_fd, old, bytes);
 		p = mremap(th->recs, old, bytes, MREMAP_MAYMOVE);
 		if (p == MAP_FAILED)
 			bt_spool_fail("mremap", errno);
