@@ -25,8 +25,6 @@
 
 #include "btrace.h"
 
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
-
 /*
  * The SECCOMP_RET_DATA of btrace's own exec filter: a PTRACE_EVENT_SECCOMP
  * stop with other data comes from a filter of the program's own.
@@ -636,11 +634,17 @@ static int bt_spawn_refused(const char *prog, pid_t pid, int err)
 /* Start PROG, seized before its exec; returns 0 or a BT_EXIT_* code. */
 static int bt_spawn(char **argv, int *errfd)
 {
-	int fds[2], go[2];
+	int fds[2], go[2], ret;
 	pid_t pid;
 
-	if (pipe2(fds, O_CLOEXEC) || pipe2(go, O_CLOEXEC)) {
+	if (pipe2(fds, O_CLOEXEC)) {
 		bt_err("pipe: %s", strerror(errno));
+		return BT_EXIT_FAIL;
+	}
+	if (pipe2(go, O_CLOEXEC)) {
+		bt_err("pipe: %s", strerror(errno));
+		close(fds[0]);
+		close(fds[1]);
 		return BT_EXIT_FAIL;
 	}
 	pid = fork();
@@ -661,20 +665,23 @@ static int bt_spawn(char **argv, int *errfd)
 	close(go[0]);
 	*errfd = fds[0];
 	if (bt_ptrace(PTRACE_SEIZE, pid, 0, BT_OPTIONS)) {
-		int err = errno;
-
+		/* The child waits on @go until bt_spawn_refused() has seen it. */
+		ret = bt_spawn_refused(argv[0], pid, errno);
 		close(go[1]);
-		return bt_spawn_refused(argv[0], pid, err);
+		return ret;
 	}
 	bt.main = pid;
 	/* Its buffer comes at the exec: btrace's own code is no one's trace. */
 	bt_tracee_add(pid)->initial_seen = true;
-	if (write(go[1], "", 1) != 1) {
-		bt_err("cannot start %s: %s", argv[0], strerror(errno));
-		close(go[1]);
+	/* A child that died meanwhile is reaped by the loop, not SIGPIPE. */
+	signal(SIGPIPE, SIG_IGN);
+	ret = write(go[1], "", 1) == 1 ? 0 : -errno;
+	signal(SIGPIPE, SIG_DFL);
+	close(go[1]);
+	if (ret && ret != -EPIPE) {
+		bt_err("cannot start %s: %s", argv[0], strerror(-ret));
 		return BT_EXIT_FAIL;
 	}
-	close(go[1]);
 	return 0;
 }
 
@@ -918,8 +925,12 @@ static void bt_reap(struct bt_tracee *te, pid_t tid, int status)
 	bt.status = WIFEXITED(status) ? WEXITSTATUS(status) :
 					128 + WTERMSIG(status);
 	/* An exec that failed is no program's end: bt_run() says why. */
-	if (!bt.t->nthreads)
+	if (!bt.t->nthreads) {
+		if (WIFSIGNALED(status))
+			bt_err("the program was killed by signal %d before it started",
+			       WTERMSIG(status));
 		return;
+	}
 	bt_event_add(bt.t, BT_EV_END, NULL)->status = bt.status;
 	bt.t->events[bt.t->nevents - 1].tid = tid;
 	bt_view_event(bt.t, &bt.t->events[bt.t->nevents - 1], &bt.r->view);
