@@ -635,6 +635,7 @@ static int bt_spawn_refused(const char *prog, pid_t pid, int err)
 static int bt_spawn(char **argv, int *errfd)
 {
 	int fds[2], go[2], ret;
+	sighandler_t pipe_was;
 	pid_t pid;
 
 	if (pipe2(fds, O_CLOEXEC)) {
@@ -674,9 +675,9 @@ static int bt_spawn(char **argv, int *errfd)
 	/* Its buffer comes at the exec: btrace's own code is no one's trace. */
 	bt_tracee_add(pid)->initial_seen = true;
 	/* A child that died meanwhile is reaped by the loop, not SIGPIPE. */
-	signal(SIGPIPE, SIG_IGN);
+	pipe_was = signal(SIGPIPE, SIG_IGN);
 	ret = write(go[1], "", 1) == 1 ? 0 : -errno;
-	signal(SIGPIPE, SIG_DFL);
+	signal(SIGPIPE, pipe_was);
 	close(go[1]);
 	if (ret && ret != -EPIPE) {
 		bt_err("cannot start %s: %s", argv[0], strerror(-ret));
