@@ -107,21 +107,43 @@ static struct bt_tracee *bt_tracee_find(pid_t tid)
 	return NULL;
 }
 
-static pid_t bt_tgid_of(pid_t tid)
+/* What btrace reads of /proc/TID/status. */
+struct bt_status {
+	char state;			/* 'X' if the thread is gone */
+	int tgid;			/* Tgid */
+	int tracer;			/* TracerPid */
+	unsigned long long caught;	/* SigCgt */
+	unsigned long long ignored;	/* SigIgn */
+};
+
+/* Read @tid's status into @st; false if the thread is gone. */
+static bool bt_read_status(pid_t tid, struct bt_status *st)
 {
 	char path[64], line[128];
-	int tgid = tid;
 	FILE *f;
 
+	memset(st, 0, sizeof(*st));
+	st->state = 'X';
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
 	f = fopen(path, "r");
 	if (!f)
-		return tid;
+		return false;
 	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "Tgid: %d", &tgid) == 1)
-			break;
+		if (sscanf(line, "State: %c", &st->state) != 1 &&
+		    sscanf(line, "Tgid: %d", &st->tgid) != 1 &&
+		    sscanf(line, "TracerPid: %d", &st->tracer) != 1 &&
+		    sscanf(line, "SigCgt: %llx", &st->caught) != 1)
+			sscanf(line, "SigIgn: %llx", &st->ignored);
 	fclose(f);
-	return tgid;
+	return true;
+}
+
+/* @tid's process; @tid itself if it is gone. */
+static pid_t bt_tgid_of(pid_t tid)
+{
+	struct bt_status st;
+
+	return bt_read_status(tid, &st) && st.tgid ? st.tgid : tid;
 }
 
 static struct bt_proc *bt_proc_get(pid_t tgid)
@@ -328,35 +350,6 @@ static void bt_exec(struct bt_tracee *te)
 		bt_thread_append(te->th, &mark, 1);
 	bt_thread_epoch(te->th, te->proc->mapset, false);
 	bt_comm(te->th);
-}
-
-/* What btrace reads of /proc/TID/status. */
-struct bt_status {
-	char state;			/* 'X' if the thread is gone */
-	int tracer;			/* TracerPid */
-	unsigned long long caught;	/* SigCgt */
-	unsigned long long ignored;	/* SigIgn */
-};
-
-/* Read @tid's status into @st; false if the thread is gone. */
-static bool bt_read_status(pid_t tid, struct bt_status *st)
-{
-	char path[64], line[128];
-	FILE *f;
-
-	memset(st, 0, sizeof(*st));
-	st->state = 'X';
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
-	f = fopen(path, "r");
-	if (!f)
-		return false;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "State: %c", &st->state) != 1 &&
-		    sscanf(line, "TracerPid: %d", &st->tracer) != 1 &&
-		    sscanf(line, "SigCgt: %llx", &st->caught) != 1)
-			sscanf(line, "SigIgn: %llx", &st->ignored);
-	fclose(f);
-	return true;
 }
 
 /* Whether @sig kills @tid: neither caught nor ignored. */
