@@ -22,6 +22,7 @@
 #include <linux/capability.h>
 #include <linux/cred.h>
 #include <linux/err.h>
+#include <kunit/visibility.h>
 #include <linux/irq_work.h>
 #include <linux/list.h>
 #include <linux/minmax.h>
@@ -49,6 +50,7 @@
 #include <asm/ptrace-bts.h>
 
 #include "ptrace_bts.h"
+#include "ptrace_bts_internal.h"
 
 /* One layout for every tracer: no implicit padding, no longs. */
 static_assert(sizeof(struct ptrace_bts_config) ==
@@ -67,60 +69,6 @@ static_assert(PTRACE_BTS_SIZE_MAX / sizeof(struct bts_struct) <= INT_MAX);
  * memory, so it has no ENOMEM to fail with.
  */
 #define PTRACE_BTS_CHUNK	16
-
-/**
- * struct ptrace_bts - the branch trace of one tracee
- * @task: the tracee (a reference)
- * @ucounts: the tracer's user, charged for @pages (a reference); %NULL
- *	if nothing is charged
- * @pages: the pages charged to @ucounts' %UCOUNT_RLIMIT_MEMLOCK
- * @buf: the buffer, zeroed where no record is; never %NULL
- * @nr: the capacity of @buf in records; with %PTRACE_BTS_O_LOSSLESS the
- *	arbiter gets all but the last, which a BTS_LOST record takes
- * @count: while @tracer is %NULL, the records in @buf[0, @count), oldest
- *	first; else the arbiter's write index says
- * @tracer: the arbiter's tracer while %PTRACE_BTS_O_TRACE or
- *	%PTRACE_BTS_O_SCHED is on
- * @size: the configured size (bytes of struct bts_struct)
- * @flags: the PTRACE_BTS_O_* flags in effect, without %PTRACE_BTS_O_ALLOC
- * @lost: records dropped since the buffer was last emptied by tracers
- *	that @tracer replaced; @tracer counts its own (ds_get_lost())
- * @signal: the overflow signal
- * @sigq: the overflow signal's sigqueue, owned (see owned_sigqueue_send());
- *	%NULL until %PTRACE_BTS_O_SIGNAL is first asked for
- * @sent: the signal @sigq was queued with, while it may still be pending;
- *	0 if none.  Under the task's siglock.
- * @delivered: the signal @sigq was last dequeued with, 0 if none: it may be
- *	the verdict of a signal-delivery-stop, which a take-back cannot
- *	undo; see ptrace_bts_cancel_stop_signal().  Under the task's siglock.
- * @orphan: the ptrace link it was made for is gone; see rule 4 below
- * @signal_work: sends @signal, see ptrace_bts_signal()
- * @charge_root: once an orphan, the root of @ucounts' users, see
- *	ptrace_bts_charge_root(); %NULL if nothing is charged
- * @orphan_seq: once an orphan, its number in the order orphans were made
- * @orphan_node: on ptrace_bts_orphans
- */
-struct ptrace_bts {
-	struct task_struct *task;
-	struct ucounts *ucounts;
-	unsigned long pages;
-	struct ds_bts_record *buf;
-	size_t nr;
-	size_t count;
-	struct ds_tracer *tracer;
-	u32 size;
-	u32 flags;
-	u32 signal;
-	u64 lost;
-	struct sigqueue *sigq;
-	int sent;
-	int delivered;
-	bool orphan;
-	struct irq_work signal_work;
-	const struct ucounts *charge_root;
-	u64 orphan_seq;
-	struct list_head orphan_node;
-};
 
 /*
  * Serialization of a trace, without a lock of its own:
@@ -153,7 +101,7 @@ struct ptrace_bts {
  *    a record.
  * 6. Hence no global lock held across a request: a tracer whose copy to
  *    user space faults slowly (userfaultfd) holds up no one but itself.
- *    Only orphans are on a global list, see ptrace_bts_orphans.
+ *    Only orphans are on a global list, in ptrace_bts_orphans.
  */
 static void ptrace_bts_assert_frozen(struct task_struct *task)
 {
@@ -552,7 +500,13 @@ static struct ds_bts_record *ptrace_bts_snapshot(struct ptrace_bts *bts,
 	return snap;
 }
 
-static struct ptrace_bts *ptrace_bts_alloc(struct task_struct *task)
+/**
+ * ptrace_bts_alloc() - a new trace of @task, with nothing configured
+ * @task: the tracee
+ *
+ * Return: the trace, %NULL without memory.
+ */
+VISIBLE_IF_KUNIT struct ptrace_bts *ptrace_bts_alloc(struct task_struct *task)
 {
 	struct ptrace_bts *bts;
 
@@ -579,46 +533,87 @@ static void ptrace_bts_free(struct ptrace_bts *bts)
  * Orphans.
  *
  * A trace whose ptrace link went (ptrace_bts_unlink()) cannot be freed
- * there: giving back its BTS sleeps.  It waits on ptrace_bts_orphans, in
+ * there: giving back its BTS sleeps.  It waits in ptrace_bts_orphans, in
  * the order the links went, for the reaper.  A CONFIG that failed for
  * want of what some orphans hold does not wait for the others: it frees
  * those itself, see ptrace_bts_apply_after_orphans().
  *
- * An orphan is taken off the list and freed by the holder of
- * ptrace_bts_reap_mutex, one per hold, so a CONFIG waits for the one
- * being freed, if any, by taking the mutex.  @ptrace_bts_orphans_made
- * numbers the orphans; @ptrace_bts_orphans_freed counts those freed, so
- * that a CONFIG can tell whether one went between its try and its look at
- * the list.  The list and the numbers are under ptrace_bts_orphans_lock,
- * which ptrace_bts_unlink() takes inside siglock; the count is also read
- * without it, with acquire: it is released once everything the freed
- * orphan held was given back.
+ * An orphan is taken off the list and freed by the holder of the
+ * orphanage's reap_mutex, one per hold, so a CONFIG waits for the one
+ * being freed, if any, by taking the mutex.  @made numbers the orphans;
+ * @freed counts those freed, so that a CONFIG can tell whether one went
+ * between its try and its look at the list.  The list and the numbers are
+ * under the orphanage's lock, which ptrace_bts_unlink() takes inside
+ * siglock; @freed is also read without it, with acquire: it is released
+ * once everything the freed orphan held was given back.
  */
-static DEFINE_MUTEX(ptrace_bts_reap_mutex);
-static DEFINE_SPINLOCK(ptrace_bts_orphans_lock);
-static LIST_HEAD(ptrace_bts_orphans);
-static unsigned long ptrace_bts_orphans_freed;
-static u64 ptrace_bts_orphans_made;
+static void ptrace_bts_reap(struct work_struct *work);
 
-/* Which orphans a failed CONFIG wants gone. */
-enum ptrace_bts_want {
-	PTRACE_BTS_WANT_NOTHING	= 0,
-	PTRACE_BTS_WANT_BTS	= BIT(0),	/* -EBUSY: its tracee's */
-	PTRACE_BTS_WANT_USER	= BIT(1),	/* -ENOMEM: its user's */
-	PTRACE_BTS_WANT_ANY	= BIT(2),	/* the reaper: all */
+static struct ptrace_bts_orphanage ptrace_bts_orphans = {
+	.reap_mutex = __MUTEX_INITIALIZER(ptrace_bts_orphans.reap_mutex),
+	.lock = __SPIN_LOCK_UNLOCKED(ptrace_bts_orphans.lock),
+	.list = LIST_HEAD_INIT(ptrace_bts_orphans.list),
+	.reaper = __WORK_INITIALIZER(ptrace_bts_orphans.reaper,
+				     ptrace_bts_reap),
 };
 
-/*
+/**
+ * ptrace_bts_orphanage_init() - make an empty orphanage
+ * @o: the orphanage
+ *
+ * The kernel's own, ptrace_bts_orphans, is made at build time.
+ */
+VISIBLE_IF_KUNIT void ptrace_bts_orphanage_init(struct ptrace_bts_orphanage *o)
+{
+	mutex_init(&o->reap_mutex);
+	spin_lock_init(&o->lock);
+	INIT_LIST_HEAD(&o->list);
+	o->made = 0;
+	o->freed = 0;
+	INIT_WORK(&o->reaper, ptrace_bts_reap);
+}
+
+/**
+ * ptrace_bts_charge_root() - the user of the initial namespace a charge
+ *	goes up to
+ * @ucounts: the user charged
+ *
  * A charge counts against every user from @ucounts up through the owners
  * of its user namespaces (inc_rlimit_ucounts()).  Those users form a tree
  * whose roots are the users of the initial namespace, so two charges meet
  * at some user if, and only if, they go up to the same root.
+ *
+ * Return: that root.
  */
-static const struct ucounts *ptrace_bts_charge_root(struct ucounts *ucounts)
+VISIBLE_IF_KUNIT const struct ucounts *
+ptrace_bts_charge_root(struct ucounts *ucounts)
 {
 	while (ucounts->ns->ucounts)
 		ucounts = ucounts->ns->ucounts;
 	return ucounts;
+}
+
+/**
+ * ptrace_bts_adopt() - put a trace whose link is gone in an orphanage
+ * @o: the orphanage
+ * @bts: the trace, no task's any more
+ *
+ * The caller schedules the reaper.
+ *
+ * Context: any; takes @o's lock.
+ */
+VISIBLE_IF_KUNIT void ptrace_bts_adopt(struct ptrace_bts_orphanage *o,
+				       struct ptrace_bts *bts)
+{
+	unsigned long flags;
+
+	/* @ucounts pins the user namespaces up to the root while @bts lives. */
+	if (bts->ucounts)
+		bts->charge_root = ptrace_bts_charge_root(bts->ucounts);
+	spin_lock_irqsave(&o->lock, flags);
+	bts->orphan_seq = ++o->made;
+	list_add_tail(&bts->orphan_node, &o->list);
+	spin_unlock_irqrestore(&o->lock, flags);
 }
 
 /* Whether orphan @bts holds what a CONFIG of @child wants, see above. */
@@ -641,20 +636,21 @@ static bool ptrace_bts_orphan_in_the_way(const struct ptrace_bts *bts,
 }
 
 /*
- * Take off the list the first orphan made up to number @last that is in
+ * Take off @o's list the first orphan made up to number @last that is in
  * the way (see above), for the caller to free.
  */
 static struct ptrace_bts *
-ptrace_bts_take_orphan(const struct task_struct *child,
+ptrace_bts_take_orphan(struct ptrace_bts_orphanage *o,
+		       const struct task_struct *child,
 		       enum ptrace_bts_want want, const struct ucounts *root,
 		       u64 last)
 {
 	struct ptrace_bts *bts, *found = NULL;
 
-	lockdep_assert_held(&ptrace_bts_reap_mutex);
+	lockdep_assert_held(&o->reap_mutex);
 
-	spin_lock_irq(&ptrace_bts_orphans_lock);
-	list_for_each_entry(bts, &ptrace_bts_orphans, orphan_node) {
+	spin_lock_irq(&o->lock);
+	list_for_each_entry(bts, &o->list, orphan_node) {
 		if (bts->orphan_seq > last)
 			break;
 		if (ptrace_bts_orphan_in_the_way(bts, child, want, root)) {
@@ -663,81 +659,76 @@ ptrace_bts_take_orphan(const struct task_struct *child,
 			break;
 		}
 	}
-	spin_unlock_irq(&ptrace_bts_orphans_lock);
+	spin_unlock_irq(&o->lock);
 	return found;
 }
 
-/* Free @bts, which the caller took off the list. */
-static void ptrace_bts_free_orphan(struct ptrace_bts *bts)
+/* Free @bts, which the caller took off @o's list. */
+static void ptrace_bts_free_orphan(struct ptrace_bts_orphanage *o,
+				   struct ptrace_bts *bts)
 {
-	lockdep_assert_held(&ptrace_bts_reap_mutex);
+	lockdep_assert_held(&o->reap_mutex);
 
 	ptrace_bts_free(bts);
-	spin_lock_irq(&ptrace_bts_orphans_lock);
+	spin_lock_irq(&o->lock);
 	/* Pairs with the acquire in ptrace_bts_apply_after_orphans(). */
-	smp_store_release(&ptrace_bts_orphans_freed,
-			  ptrace_bts_orphans_freed + 1);
-	spin_unlock_irq(&ptrace_bts_orphans_lock);
+	smp_store_release(&o->freed, o->freed + 1);
+	spin_unlock_irq(&o->lock);
 }
 
 static void ptrace_bts_reap(struct work_struct *work)
 {
+	struct ptrace_bts_orphanage *o =
+		container_of(work, struct ptrace_bts_orphanage, reaper);
 	struct ptrace_bts *bts;
 
 	do {
-		mutex_lock(&ptrace_bts_reap_mutex);
-		bts = ptrace_bts_take_orphan(NULL, PTRACE_BTS_WANT_ANY, NULL,
+		mutex_lock(&o->reap_mutex);
+		bts = ptrace_bts_take_orphan(o, NULL, PTRACE_BTS_WANT_ANY, NULL,
 					     U64_MAX);
 		if (bts)
-			ptrace_bts_free_orphan(bts);
-		mutex_unlock(&ptrace_bts_reap_mutex);
+			ptrace_bts_free_orphan(o, bts);
+		mutex_unlock(&o->reap_mutex);
 	} while (bts);
 }
 
-static DECLARE_WORK(ptrace_bts_reaper, ptrace_bts_reap);
-
-/*
- * What a CONFIG of @child that failed for want of @want knew before it
- * tried: the count of freed orphans, and the number of the last orphan
- * made.  Later orphans are not its business.
+/**
+ * ptrace_bts_free_orphan_in_the_way() - free one orphan a CONFIG wants gone
+ * @o: the orphanage
+ * @child: the tracee of the CONFIG
+ * @want: what the CONFIG failed for want of
+ * @root: the root of the CONFIG's user, see ptrace_bts_charge_root()
+ * @seen: what the CONFIG knew before it tried
+ *
+ * Frees the oldest orphan in the way of a CONFIG of @child that failed
+ * for want of @want, among those made before the CONFIG first tried;
+ * else tells whether an orphan went since @seen, waiting for the one
+ * being freed if any.
+ *
+ * Context: process context, may sleep; takes @o's reap_mutex, killably.
+ * Return: what it did; %PTRACE_BTS_FREED_NOTHING if the caller was killed.
  */
-struct ptrace_bts_orphans_seen {
-	unsigned long freed;
-	u64 last;
-};
-
-/* What ptrace_bts_free_orphan_in_the_way() did. */
-enum ptrace_bts_freed {
-	PTRACE_BTS_FREED_NOTHING,	/* nothing was given back */
-	PTRACE_BTS_FREED_ELSEWHERE,	/* an orphan went, maybe not one in the way */
-	PTRACE_BTS_FREED_IN_THE_WAY,	/* it freed one in the way */
-};
-
-/*
- * Free one orphan in the way of a CONFIG of @child that failed for want
- * of @want, made before the CONFIG first tried; else tell whether an
- * orphan went since @seen, waiting for the one being freed if any.
- */
-static enum ptrace_bts_freed
-ptrace_bts_free_orphan_in_the_way(struct task_struct *child,
+VISIBLE_IF_KUNIT enum ptrace_bts_freed
+ptrace_bts_free_orphan_in_the_way(struct ptrace_bts_orphanage *o,
+				  const struct task_struct *child,
 				  enum ptrace_bts_want want,
+				  const struct ucounts *root,
 				  const struct ptrace_bts_orphans_seen *seen)
 {
-	const struct ucounts *root = ptrace_bts_charge_root(current_ucounts());
 	struct ptrace_bts *bts;
 	bool moved;
 
 	/* A tracer being killed need not know; its tracee waits for it. */
-	if (mutex_lock_killable(&ptrace_bts_reap_mutex))
+	if (mutex_lock_killable(&o->reap_mutex))
 		return PTRACE_BTS_FREED_NOTHING;
 	/* None is being freed: the mutex is ours. */
-	spin_lock_irq(&ptrace_bts_orphans_lock);
-	moved = ptrace_bts_orphans_freed != seen->freed;
-	spin_unlock_irq(&ptrace_bts_orphans_lock);
-	bts = ptrace_bts_take_orphan(child, want, root, seen->last);
+	spin_lock_irq(&o->lock);
+	moved = o->freed != seen->freed;
+	spin_unlock_irq(&o->lock);
+	bts = ptrace_bts_take_orphan(o, child, want, root, seen->last);
 	if (bts)
-		ptrace_bts_free_orphan(bts);
-	mutex_unlock(&ptrace_bts_reap_mutex);
+		ptrace_bts_free_orphan(o, bts);
+	mutex_unlock(&o->reap_mutex);
 
 	if (bts)
 		return PTRACE_BTS_FREED_IN_THE_WAY;
@@ -1049,21 +1040,24 @@ static int ptrace_bts_apply_after_orphans(struct task_struct *child,
 					  struct ptrace_bts *bts,
 					  const struct ptrace_bts_config *cfg)
 {
+	const struct ucounts *root = ptrace_bts_charge_root(current_ucounts());
+	struct ptrace_bts_orphanage *o = &ptrace_bts_orphans;
 	struct ptrace_bts_orphans_seen seen;
 	unsigned int elsewhere = 0;
 	enum ptrace_bts_want want;
 	int err;
 
-	spin_lock_irq(&ptrace_bts_orphans_lock);
-	seen.last = ptrace_bts_orphans_made;
-	spin_unlock_irq(&ptrace_bts_orphans_lock);
+	spin_lock_irq(&o->lock);
+	seen.last = o->made;
+	spin_unlock_irq(&o->lock);
 	for (;;) {
 		/* Pairs with the release in ptrace_bts_free_orphan(). */
-		seen.freed = smp_load_acquire(&ptrace_bts_orphans_freed);
+		seen.freed = smp_load_acquire(&o->freed);
 		err = ptrace_bts_apply(bts, cfg, &want);
 		if (!want || fatal_signal_pending(current))
 			return err;
-		switch (ptrace_bts_free_orphan_in_the_way(child, want, &seen)) {
+		switch (ptrace_bts_free_orphan_in_the_way(o, child, want, root,
+							  &seen)) {
 		case PTRACE_BTS_FREED_NOTHING:
 			return err;
 		case PTRACE_BTS_FREED_ELSEWHERE:
@@ -1365,7 +1359,6 @@ static void ptrace_bts_cancel_stop_signal(struct task_struct *child,
 void ptrace_bts_unlink(struct task_struct *child)
 {
 	struct ptrace_bts *bts;
-	unsigned long flags;
 
 	lockdep_assert_held_write(&tasklist_lock);
 	lockdep_assert_held(&child->sighand->siglock);
@@ -1380,14 +1373,8 @@ void ptrace_bts_unlink(struct task_struct *child)
 	bts->orphan = true;
 	ptrace_bts_cancel_stop_signal(child, bts);
 	__ptrace_bts_take_back(bts);
-	/* @ucounts pins the user namespaces up to the root while @bts lives. */
-	if (bts->ucounts)
-		bts->charge_root = ptrace_bts_charge_root(bts->ucounts);
-	spin_lock_irqsave(&ptrace_bts_orphans_lock, flags);
-	bts->orphan_seq = ++ptrace_bts_orphans_made;
-	list_add_tail(&bts->orphan_node, &ptrace_bts_orphans);
-	spin_unlock_irqrestore(&ptrace_bts_orphans_lock, flags);
-	schedule_work(&ptrace_bts_reaper);
+	ptrace_bts_adopt(&ptrace_bts_orphans, bts);
+	schedule_work(&ptrace_bts_orphans.reaper);
 }
 
 /**
