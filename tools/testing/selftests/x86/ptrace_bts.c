@@ -1546,8 +1546,8 @@ TEST(memlock_per_user)
  * Orphans: the traces of a tracer that died without detaching, given back
  * soon.  A CONFIG that fails for want of what they hold frees the ones in
  * its way only: for its tracee's BTS, that tracee's; for its user's
- * RLIMIT_MEMLOCK allowance, its user's.  What is left is seen by perf,
- * which gets EBUSY while any trace records branches.
+ * RLIMIT_MEMLOCK allowance, its user's.  Perf gets EBUSY while any trace
+ * records branches.
  */
 #define ORPHANS		256
 
@@ -1685,18 +1685,23 @@ static long ms_since(const struct timespec *t0)
 	       (t.tv_nsec - t0->tv_nsec) / 1000000;
 }
 
-TEST_F_TIMEOUT(orphans, free_only_those_in_the_way, ORPHANS_TIMEOUT)
+/*
+ * Which orphans a failed CONFIG frees, and that it leaves the others, is
+ * for the x86_ptrace_bts KUnit suite: from here, the reaper freeing them
+ * meanwhile cannot be told apart from the CONFIG.  A tracer's view is
+ * checked here: another user's CONFIG fails for its own allowance whatever
+ * root's orphans hold, a tracee's CONFIG gets the BTS its orphan held, and
+ * a CONFIG gets the allowance the orphans held.
+ */
+TEST_F_TIMEOUT(orphans, free_those_in_the_way, ORPHANS_TIMEOUT)
 {
 	pid_t first, tracer, other;
-	struct timespec died;
 	int err, st, i, go[2];
 
 	if (!cpu_has_bts())
 		SKIP(return, "this cpu has no BTS");
 	if (getuid() != 0)
 		SKIP(return, "needs root");
-	if (read_number("/sys/kernel/rcu_expedited") > 0)
-		SKIP(return, "expedited grace periods: the reaper may be too quick to see");
 	/* The orphans of earlier tests may still be reaped. */
 	for (i = 0; i < 100 && (err = perf_bts_errno()) == EBUSY; i++)
 		usleep(100000);
@@ -1714,29 +1719,17 @@ TEST_F_TIMEOUT(orphans, free_only_those_in_the_way, ORPHANS_TIMEOUT)
 		orphan_tracer_body(first);
 	ASSERT_EQ(tracer, waitpid(tracer, &st, 0));
 	ASSERT_TRUE(WIFEXITED(st) && !WEXITSTATUS(st));
-	clock_gettime(CLOCK_MONOTONIC, &died);
 
-	/*
-	 * Each orphan takes the reaper a grace period or more: the other
-	 * orphans are still there after these CONFIGs, unless those freed
-	 * them.
-	 */
 	ASSERT_EQ(1, write(go[1], "", 1));
 	ASSERT_EQ(other, waitpid(other, &st, 0));
-	EXPECT_TRUE(WIFEXITED(st) && !WEXITSTATUS(st));
-	EXPECT_EQ(EBUSY, perf_bts_errno())
-		TH_LOG("another user's CONFIG freed root's orphans (at %ld ms)",
-		       ms_since(&died));
+	EXPECT_TRUE(WIFEXITED(st) && !WEXITSTATUS(st))
+		TH_LOG("another user's CONFIG did not fail with ENOMEM");
 
 	ASSERT_EQ(0, seize_stopped(first));
 	EXPECT_EQ(0, config(first, PTRACE_BTS_O_ALLOC | PTRACE_BTS_O_TRACE,
-			    8 * REC, 0));
+			    8 * REC, 0))
+		TH_LOG("the tracee's orphan kept its BTS: errno %d", errno);
 	EXPECT_EQ(0, config(first, PTRACE_BTS_O_ALLOC, 0, 0));
-	EXPECT_EQ(EBUSY, perf_bts_errno())
-		TH_LOG("one tracee's CONFIG freed others' orphans (at %ld ms)",
-		       ms_since(&died));
-	ksft_print_msg("checked %ld ms after the tracer died\n",
-		       ms_since(&died));
 
 	/* The user whose allowance they hold frees them all, at once. */
 	EXPECT_EQ(0, run_child(whole_memlock_body));
@@ -1784,14 +1777,16 @@ static void two_wants_body(void)
 
 TEST_F_TIMEOUT(orphans, free_for_each_want, ORPHANS_TIMEOUT)
 {
+	int st, i, ret, ready[2];
 	pid_t tracer, pid;
-	int st, i, ret;
+	char c;
 
 	if (!cpu_has_bts())
 		SKIP(return, "this cpu has no BTS");
 	if (getuid() != 0)
 		SKIP(return, "needs root to become nobody");
 
+	ASSERT_EQ(0, pipe(ready));
 	two_wants_tracee = fork();
 	ASSERT_LE(0, two_wants_tracee);
 	if (!two_wants_tracee) {
@@ -1799,8 +1794,13 @@ TEST_F_TIMEOUT(orphans, free_for_each_want, ORPHANS_TIMEOUT)
 		become_nobody();
 		/* Where Yama restricts ptrace to descendants. */
 		prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY);
+		CHILD_CHECK(write(ready[1], "", 1) == 1);
 		busy_sleeper();
 	}
+	/* Nobody's from now on, or nobody could not seize it below. */
+	close(ready[1]);
+	ASSERT_EQ(1, read(ready[0], &c, 1));
+	close(ready[0]);
 	/* Root, uncharged, traces it and many tracees of its own. */
 	tracer = fork();
 	ASSERT_LE(0, tracer);
