@@ -4,6 +4,7 @@
  * Everything is little-endian, as the machines that have BTS are.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -146,18 +147,40 @@ static int bt_get(struct bt_in *in, void *p, size_t len)
 	return 0;
 }
 
+/* The first step of bt_get_grown(); each later one doubles what it has. */
+#define BT_GROW_FIRST	(64 << 10)
+
+/*
+ * @len bytes, then @extra zeroed ones, in new memory grown as the bytes
+ * arrive: read from a pipe, whose size is not known, a corrupt length
+ * costs no more than twice the bytes that do come.  %NULL if fewer come.
+ */
+static void *bt_get_grown(struct bt_in *in, u64 len, size_t extra)
+{
+	size_t have = 0, room = 0;
+	char *p = NULL;
+
+	if (!bt_has(in, len, 1) || len > SIZE_MAX - extra)
+		return NULL;
+	while (have < len) {
+		room = room ? 2 * room : BT_GROW_FIRST;
+		if (room > len)
+			room = len;
+		p = bt_grow(p, room);
+		if (bt_get(in, p + have, room - have)) {
+			free(p);
+			return NULL;
+		}
+		have = room;
+	}
+	p = bt_grow(p, len + extra);
+	memset(p + len, 0, extra);
+	return p;
+}
+
 static char *bt_get_text(struct bt_in *in, u32 len)
 {
-	char *s;
-
-	if (!bt_has(in, len, 1))
-		return NULL;
-	s = bt_alloc(len + 1);
-	if (bt_get(in, s, len)) {
-		free(s);
-		return NULL;
-	}
-	return s;
+	return bt_get_grown(in, len, 1);
 }
 
 /*
@@ -195,10 +218,12 @@ static int bt_load_thread(struct bt_trace *t, struct bt_in *in)
 	th = bt_thread_add(t, ft.tid, ft.tgid);
 	memcpy(th->comm, ft.comm, sizeof(th->comm));
 	th->comm[sizeof(th->comm) - 1] = '\0';
-	th->epochs = bt_alloc(ft.nepochs * sizeof(*th->epochs));
+	th->epochs = bt_get_grown(in, (u64)ft.nepochs * sizeof(*th->epochs),
+				  0);
+	if (!th->epochs)
+		return -1;
 	th->nepochs = ft.nepochs;
-	if (bt_get(in, th->epochs, ft.nepochs * sizeof(*th->epochs)) ||
-	    bt_load_recs(th, in, ft.nrecs))
+	if (bt_load_recs(th, in, ft.nrecs))
 		return -1;
 	for (i = 0; i < th->nepochs; i++)
 		if (th->epochs[i] >= t->nmapsets)
@@ -212,10 +237,10 @@ static int bt_load_events(struct bt_trace *t, struct bt_in *in, u32 n)
 
 	if (!bt_has(in, n, sizeof(*t->events)))
 		return -1;
-	t->events = bt_alloc(n * sizeof(*t->events));
-	t->nevents = n;
-	if (bt_get(in, t->events, n * sizeof(*t->events)))
+	t->events = bt_get_grown(in, (u64)n * sizeof(*t->events), 0);
+	if (!t->events)
 		return -1;
+	t->nevents = n;
 	for (i = 0; i < t->nevents; i++) {
 		const struct bt_event *ev = &t->events[i];
 

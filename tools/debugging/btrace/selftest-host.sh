@@ -55,6 +55,27 @@ BTRACE_TEST_SPOOL=1 TMPDIR=$tmp/nodir "$bt" report /dev/stdin \
 	< <(cat "$tmp/short.bt") > /dev/null 2> "$tmp/err"
 check "report of a short trace through a pipe says: 125, truncated" \
 	"[ \$? = 125 ] && grep -q 'truncated or corrupt' $tmp/err"
+# Through a pipe, a length that claims gigabytes makes room only for the
+# bytes that come: memory maps, epochs and events alike.
+bt_header() { # nmapsets nthreads nevents, each as printf's octal bytes
+	printf 'BTRACE\r\n\1\0\0\0\0\0\0\0\62\0\0\0%b%b%b' "$1" "$2" "$3"
+}
+none='\0\0\0\0' one='\1\0\0\0' huge='\0\0\0\360'
+bt_header "$one" "$none" "$none" > "$tmp/maps.bt"
+printf '\1\0\0\0\0\0\0\360\0\0\0\0\0\0\0\0' >> "$tmp/maps.bt"
+{
+	bt_header "$none" "$one" "$none"
+	printf '\1\0\0\0\1\0\0\0'
+	printf '\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0'
+	printf '%b\0\0\0\0\0\0\0\0\0\0\0\0' "$huge"
+} > "$tmp/epochs.bt"
+bt_header "$none" "$none" "$huge" > "$tmp/events.bt"
+for part in maps epochs events; do
+	(ulimit -v 1000000; "$bt" report /dev/stdin \
+		< <(cat "$tmp/$part.bt")) > /dev/null 2> "$tmp/err"
+	check "report through a pipe of a trace that claims 4G of $part: 125, truncated" \
+		"[ \$? = 125 ] && grep -q 'truncated or corrupt' $tmp/err"
+done
 "$bt" report "$tmp/none" > /dev/null 2>&1
 check "report of a missing file exits 125" "[ \$? = 125 ]"
 echo garbage > "$tmp/garbage"
