@@ -22,7 +22,6 @@
 #include <linux/capability.h>
 #include <linux/cred.h>
 #include <linux/err.h>
-#include <kunit/visibility.h>
 #include <linux/irq_work.h>
 #include <linux/list.h>
 #include <linux/minmax.h>
@@ -45,6 +44,8 @@
 #include <linux/uaccess.h>
 #include <linux/vmalloc.h>
 #include <linux/workqueue.h>
+
+#include <kunit/visibility.h>
 
 #include <asm/ds.h>
 #include <asm/ptrace-bts.h>
@@ -504,6 +505,7 @@ static struct ds_bts_record *ptrace_bts_snapshot(struct ptrace_bts *bts,
  * ptrace_bts_alloc() - a new trace of @task, with nothing configured
  * @task: the tracee
  *
+ * Context: process context, may sleep.
  * Return: the trace, %NULL without memory.
  */
 VISIBLE_IF_KUNIT struct ptrace_bts *ptrace_bts_alloc(struct task_struct *task)
@@ -547,7 +549,7 @@ static void ptrace_bts_free(struct ptrace_bts *bts)
  * siglock; @freed is also read without it, with acquire: it is released
  * once everything the freed orphan held was given back.
  */
-static void ptrace_bts_reap(struct work_struct *work);
+VISIBLE_IF_KUNIT void ptrace_bts_reap(struct work_struct *work);
 
 static struct ptrace_bts_orphanage ptrace_bts_orphans = {
 	.reap_mutex = __MUTEX_INITIALIZER(ptrace_bts_orphans.reap_mutex),
@@ -556,22 +558,6 @@ static struct ptrace_bts_orphanage ptrace_bts_orphans = {
 	.reaper = __WORK_INITIALIZER(ptrace_bts_orphans.reaper,
 				     ptrace_bts_reap),
 };
-
-/**
- * ptrace_bts_orphanage_init() - make an empty orphanage
- * @o: the orphanage
- *
- * The kernel's own, ptrace_bts_orphans, is made at build time.
- */
-VISIBLE_IF_KUNIT void ptrace_bts_orphanage_init(struct ptrace_bts_orphanage *o)
-{
-	mutex_init(&o->reap_mutex);
-	spin_lock_init(&o->lock);
-	INIT_LIST_HEAD(&o->list);
-	o->made = 0;
-	o->freed = 0;
-	INIT_WORK(&o->reaper, ptrace_bts_reap);
-}
 
 /**
  * ptrace_bts_charge_root() - the user of the initial namespace a charge
@@ -676,7 +662,13 @@ static void ptrace_bts_free_orphan(struct ptrace_bts_orphanage *o,
 	spin_unlock_irq(&o->lock);
 }
 
-static void ptrace_bts_reap(struct work_struct *work)
+/**
+ * ptrace_bts_reap() - free every orphan of an orphanage, oldest first
+ * @work: the orphanage's reaper
+ *
+ * Context: process context, may sleep; takes the orphanage's reap_mutex.
+ */
+VISIBLE_IF_KUNIT void ptrace_bts_reap(struct work_struct *work)
 {
 	struct ptrace_bts_orphanage *o =
 		container_of(work, struct ptrace_bts_orphanage, reaper);

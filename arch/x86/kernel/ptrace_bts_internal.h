@@ -87,7 +87,8 @@ struct ptrace_bts {
  *	acquire
  * @reaper: frees every orphan, oldest first
  *
- * The kernel has one, ptrace_bts_orphans; the KUnit suite makes its own.
+ * The kernel has one, ptrace_bts_orphans; the KUnit suite makes its own
+ * with ptrace_bts_orphanage_init().
  */
 struct ptrace_bts_orphanage {
 	struct mutex reap_mutex;	/* one orphan freed per hold */
@@ -126,7 +127,7 @@ enum ptrace_bts_freed {
 /* Internals visible to KUnit, see <kunit/visibility.h>. */
 #if IS_ENABLED(CONFIG_KUNIT)
 struct ptrace_bts *ptrace_bts_alloc(struct task_struct *task);
-void ptrace_bts_orphanage_init(struct ptrace_bts_orphanage *o);
+void ptrace_bts_reap(struct work_struct *work);
 const struct ucounts *ptrace_bts_charge_root(struct ucounts *ucounts);
 void ptrace_bts_adopt(struct ptrace_bts_orphanage *o, struct ptrace_bts *bts);
 enum ptrace_bts_freed
@@ -135,6 +136,20 @@ ptrace_bts_free_orphan_in_the_way(struct ptrace_bts_orphanage *o,
 				  enum ptrace_bts_want want,
 				  const struct ucounts *root,
 				  const struct ptrace_bts_orphans_seen *seen);
+
+/*
+ * An empty orphanage, for the suite: the kernel's own, ptrace_bts_orphans,
+ * is made at build time.
+ */
+static inline void ptrace_bts_orphanage_init(struct ptrace_bts_orphanage *o)
+{
+	mutex_init(&o->reap_mutex);
+	spin_lock_init(&o->lock);
+	INIT_LIST_HEAD(&o->list);
+	o->made = 0;
+	o->freed = 0;
+	INIT_WORK(&o->reaper, ptrace_bts_reap);
+}
 #endif
 
 #endif /* _X86_KERNEL_PTRACE_BTS_INTERNAL_H */

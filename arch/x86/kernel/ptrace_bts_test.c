@@ -20,7 +20,7 @@
 
 #include "ptrace_bts_internal.h"
 
-/* A user other than the one the test runs as. */
+/* A user other than the one cases run as, root (kthreads have init_cred). */
 #define PTRACE_BTS_TEST_OTHER_UID	65534
 
 struct ptrace_bts_test {
@@ -34,7 +34,11 @@ static struct ptrace_bts_test *test_ctx(struct kunit *test)
 	return test->priv;
 }
 
-/* An orphan of @task charged to @ucounts (none if %NULL). */
+/*
+ * An orphan of @task charged to @ucounts (none if %NULL).  It is in the
+ * orphanage before anything is checked, so that the case's exit frees it
+ * whatever happens.
+ */
 static struct ptrace_bts *make_orphan(struct kunit *test,
 				      struct task_struct *task,
 				      struct ucounts *ucounts)
@@ -42,11 +46,10 @@ static struct ptrace_bts *make_orphan(struct kunit *test,
 	struct ptrace_bts *bts = ptrace_bts_alloc(task);
 
 	KUNIT_ASSERT_NOT_NULL(test, bts);
-	if (ucounts) {
+	if (ucounts)
 		bts->ucounts = get_ucounts(ucounts);
-		KUNIT_ASSERT_NOT_NULL(test, bts->ucounts);
-	}
 	ptrace_bts_adopt(&test_ctx(test)->orphans, bts);
+	KUNIT_ASSERT_TRUE(test, !ucounts || bts->ucounts);
 	return bts;
 }
 
@@ -132,21 +135,29 @@ static void test_user_want_frees_only_its_users(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, 2, nr_orphans(test));
 }
 
-/* EBUSY frees the orphans of its tracee, whoever was charged, and no other. */
+/*
+ * EBUSY frees the orphans of its tracee, oldest first, whoever was charged,
+ * and no other.
+ */
 static void test_bts_want_frees_only_its_tracees(struct kunit *test)
 {
 	struct ptrace_bts_test *ctx = test_ctx(test);
-	struct ptrace_bts *a, *b, *c;
+	struct ptrace_bts *a, *b, *c, *d;
 	u64 last;
 
 	a = make_orphan(test, &init_task, ctx->mine);
 	b = make_orphan(test, current, ctx->other);
 	c = make_orphan(test, &init_task, NULL);
+	d = make_orphan(test, current, NULL);
 	last = seen_now(test).last;
 
 	KUNIT_EXPECT_EQ(test, PTRACE_BTS_FREED_IN_THE_WAY,
 			try_config(test, current, PTRACE_BTS_WANT_BTS, last));
 	KUNIT_EXPECT_FALSE(test, is_orphan(test, b));
+	KUNIT_EXPECT_TRUE(test, is_orphan(test, d));
+	KUNIT_EXPECT_EQ(test, PTRACE_BTS_FREED_IN_THE_WAY,
+			try_config(test, current, PTRACE_BTS_WANT_BTS, last));
+	KUNIT_EXPECT_FALSE(test, is_orphan(test, d));
 	KUNIT_EXPECT_EQ(test, PTRACE_BTS_FREED_NOTHING,
 			try_config(test, current, PTRACE_BTS_WANT_BTS, last));
 	KUNIT_EXPECT_TRUE(test, is_orphan(test, a));
@@ -170,6 +181,52 @@ static void test_later_orphans_left(struct kunit *test)
 			try_config(test, current, PTRACE_BTS_WANT_USER, last));
 	KUNIT_EXPECT_TRUE(test, is_orphan(test, late));
 	KUNIT_EXPECT_EQ(test, 2, nr_orphans(test));
+}
+
+/* The last orphan made before a CONFIG first tried is its business. */
+static void test_last_seen_orphan_freed(struct kunit *test)
+{
+	struct ptrace_bts_test *ctx = test_ctx(test);
+	struct ptrace_bts *bts;
+	u64 last;
+
+	make_orphan(test, &init_task, ctx->mine);
+	bts = make_orphan(test, current, ctx->mine);
+	last = seen_now(test).last;
+
+	KUNIT_EXPECT_EQ(test, PTRACE_BTS_FREED_IN_THE_WAY,
+			try_config(test, current, PTRACE_BTS_WANT_BTS, last));
+	KUNIT_EXPECT_FALSE(test, is_orphan(test, bts));
+}
+
+/*
+ * A charge in a user namespace counts against the namespace's owner, up
+ * to a user of the initial namespace: that user is the root both a
+ * CONFIG's user and an orphan's charge are compared by.  Two levels of
+ * namespaces owned by the test's user, made up for the walk alone.
+ */
+static void test_charge_root_through_user_ns(struct kunit *test)
+{
+	struct ptrace_bts_test *ctx = test_ctx(test);
+	struct user_namespace *ns[2];
+	struct ucounts *user[2];
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		ns[i] = kunit_kzalloc(test, sizeof(*ns[i]), GFP_KERNEL);
+		user[i] = kunit_kzalloc(test, sizeof(*user[i]), GFP_KERNEL);
+		KUNIT_ASSERT_NOT_NULL(test, ns[i]);
+		KUNIT_ASSERT_NOT_NULL(test, user[i]);
+		user[i]->ns = ns[i];
+	}
+	ns[0]->ucounts = ctx->mine;
+	ns[1]->ucounts = user[0];
+
+	KUNIT_EXPECT_PTR_EQ(test, ctx->mine, ptrace_bts_charge_root(ctx->mine));
+	KUNIT_EXPECT_PTR_EQ(test, ctx->mine, ptrace_bts_charge_root(user[0]));
+	KUNIT_EXPECT_PTR_EQ(test, ctx->mine, ptrace_bts_charge_root(user[1]));
+	ns[0]->ucounts = ctx->other;
+	KUNIT_EXPECT_PTR_EQ(test, ctx->other, ptrace_bts_charge_root(user[1]));
 }
 
 /*
@@ -218,24 +275,21 @@ static void test_reaper_frees_all(struct kunit *test)
 static int ptrace_bts_test_init(struct kunit *test)
 {
 	struct ptrace_bts_test *ctx;
-	kuid_t other = KUIDT_INIT(PTRACE_BTS_TEST_OTHER_UID);
 
-	if (uid_eq(current_uid(), other))
-		kunit_skip(test, "runs as uid %u, the other user's",
-			   PTRACE_BTS_TEST_OTHER_UID);
 	ctx = kunit_kzalloc(test, sizeof(*ctx), GFP_KERNEL);
 	if (!ctx)
 		return -ENOMEM;
 	ptrace_bts_orphanage_init(&ctx->orphans);
 	ctx->mine = get_ucounts(current_ucounts());
-	ctx->other = alloc_ucounts(&init_user_ns, other);
+	ctx->other = alloc_ucounts(&init_user_ns,
+				   KUIDT_INIT(PTRACE_BTS_TEST_OTHER_UID));
 	test->priv = ctx;
 	if (!ctx->mine || !ctx->other)
 		return -ENOMEM;
 	return 0;
 }
 
-/* Free what a case left, and check nothing was freed twice or lost. */
+/* Free what a case left, and check that every orphan made was freed. */
 static void ptrace_bts_test_exit(struct kunit *test)
 {
 	struct ptrace_bts_test *ctx = test_ctx(test);
@@ -256,6 +310,8 @@ static struct kunit_case ptrace_bts_test_cases[] = {
 	KUNIT_CASE(test_user_want_frees_only_its_users),
 	KUNIT_CASE(test_bts_want_frees_only_its_tracees),
 	KUNIT_CASE(test_later_orphans_left),
+	KUNIT_CASE(test_last_seen_orphan_freed),
+	KUNIT_CASE(test_charge_root_through_user_ns),
 	KUNIT_CASE(test_freed_elsewhere_told),
 	KUNIT_CASE(test_reaper_frees_all),
 	{}

@@ -1616,10 +1616,11 @@ static void orphan_tracer_body(pid_t first)
 }
 
 /*
- * Another user, over its own allowance: ENOMEM, whatever root's orphans.
- * Made ready beforehand, it asks when @go says.
+ * Another user, while root's orphans are there: its own allowance is
+ * whole, and a CONFIG over it fails with ENOMEM (after looking for orphans
+ * of its own).  Made ready beforehand, it asks when @go says.
  */
-static pid_t over_own_memlock(int go)
+static pid_t other_user_memlock(int go)
 {
 	pid_t other = fork(), pid;
 	char c;
@@ -1631,6 +1632,7 @@ static pid_t over_own_memlock(int go)
 	CHILD_CHECK(pid > 0);
 	set_memlock(4096);
 	CHILD_CHECK(read(go, &c, 1) == 1);
+	CHILD_CHECK(!config(pid, PTRACE_BTS_O_ALLOC, FITS(1) * REC, 0));
 	CHILD_CHECK(config(pid, PTRACE_BTS_O_ALLOC, FITS(2) * REC, 0) == -1);
 	CHILD_CHECK(errno == ENOMEM);
 	_exit(0);
@@ -1689,9 +1691,9 @@ static long ms_since(const struct timespec *t0)
  * Which orphans a failed CONFIG frees, and that it leaves the others, is
  * for the x86_ptrace_bts KUnit suite: from here, the reaper freeing them
  * meanwhile cannot be told apart from the CONFIG.  A tracer's view is
- * checked here: another user's CONFIG fails for its own allowance whatever
- * root's orphans hold, a tracee's CONFIG gets the BTS its orphan held, and
- * a CONFIG gets the allowance the orphans held.
+ * checked here: another user has its whole allowance while root's orphans
+ * are there and gets ENOMEM beyond it, a tracee's CONFIG gets the BTS its
+ * orphan held, and a CONFIG gets the allowance the orphans held.
  */
 TEST_F_TIMEOUT(orphans, free_those_in_the_way, ORPHANS_TIMEOUT)
 {
@@ -1709,7 +1711,7 @@ TEST_F_TIMEOUT(orphans, free_those_in_the_way, ORPHANS_TIMEOUT)
 		SKIP(return, "perf cannot take BTS here (errno %d)", err);
 
 	ASSERT_EQ(0, pipe(go));
-	other = over_own_memlock(go[0]);
+	other = other_user_memlock(go[0]);
 	ASSERT_LT(0, other);
 	busy_child(&first);
 	ASSERT_LT(0, first);
@@ -1723,7 +1725,7 @@ TEST_F_TIMEOUT(orphans, free_those_in_the_way, ORPHANS_TIMEOUT)
 	ASSERT_EQ(1, write(go[1], "", 1));
 	ASSERT_EQ(other, waitpid(other, &st, 0));
 	EXPECT_TRUE(WIFEXITED(st) && !WEXITSTATUS(st))
-		TH_LOG("another user's CONFIG did not fail with ENOMEM");
+		TH_LOG("another user's allowance was not its own");
 
 	ASSERT_EQ(0, seize_stopped(first));
 	EXPECT_EQ(0, config(first, PTRACE_BTS_O_ALLOC | PTRACE_BTS_O_TRACE,
@@ -1777,8 +1779,8 @@ static void two_wants_body(void)
 
 TEST_F_TIMEOUT(orphans, free_for_each_want, ORPHANS_TIMEOUT)
 {
+	pid_t tracer, pid, parent;
 	int st, i, ret, ready[2];
-	pid_t tracer, pid;
 	char c;
 
 	if (!cpu_has_bts())
@@ -1787,11 +1789,15 @@ TEST_F_TIMEOUT(orphans, free_for_each_want, ORPHANS_TIMEOUT)
 		SKIP(return, "needs root to become nobody");
 
 	ASSERT_EQ(0, pipe(ready));
+	parent = getpid();
 	two_wants_tracee = fork();
 	ASSERT_LE(0, two_wants_tracee);
 	if (!two_wants_tracee) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		become_nobody();
+		/* After setuid(), which clears it. */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(0);
 		/* Where Yama restricts ptrace to descendants. */
 		prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY);
 		CHILD_CHECK(write(ready[1], "", 1) == 1);
